@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmakit: main(), the global options and the command table that drives
+ * dispatch, `rdmakit help` and the completions' command list.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const struct cmd_info commands[] = {
+	{ "bw", NULL, "RDMA bandwidth test (perftest ib_*_bw vocabulary)" },
+	{ "lat", NULL, "RDMA latency test with percentiles and histograms" },
+	{ "incast", NULL, "many-to-one and all-to-all fabric stress with PFC/ECN deltas" },
+	{ "capture", NULL, "capture and decode RoCEv2/InfiniBand traffic, per-QP diagnosis" },
+	{ "top", NULL, "live monitor of RDMA port, PFC, ECN/CNP and retransmit counters" },
+	{ "devices", NULL, "list RDMA devices, ports and GIDs, and soft-engine addresses" },
+	{ "help", cmd_help, "show help for rdmakit or one command" },
+	{ "version", cmd_version, "show the version and build features" },
+	{ NULL, NULL, NULL },
+};
+
+const struct cmd_info *cmd_table(void)
+{
+	return commands;
+}
+
+const struct cmd_info *cmd_find(const char *name)
+{
+	for (const struct cmd_info *c = commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static int not_available(const struct cmd_info *c)
+{
+	return runtime_error(c->name, "not available yet in this build of rdmakit %s; "
+			     "'rdmakit help' lists the commands that are", RDMAKIT_VERSION);
+}
+
+/* Runs a command, or explains that it does not exist or is not built. */
+static int dispatch(int argc, char **argv, const struct global_opts *g)
+{
+	const struct cmd_info *c = cmd_find(argv[0]);
+
+	if (!c)
+		return usage_error(NULL, "'%s' is not a command; see 'rdmakit help'", argv[0]);
+	if (!c->fn)
+		return not_available(c);
+	return c->fn(argc, argv, g);
+}
+
+/* `rdmakit help CMD` is `rdmakit CMD --help`, so both say the same. */
+int cmd_help_for(const char *name, const struct global_opts *g)
+{
+	char *argv[] = { (char *)name, (char *)"--help", NULL };
+	const struct cmd_info *c = cmd_find(name);
+
+	if (!c)
+		return usage_error("help", "'%s' is not a command; see 'rdmakit help'", name);
+	if (!c->fn)
+		return not_available(c);
+	return c->fn(2, argv, g);
+}
+
+static const struct option global_longs[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "pretty", no_argument, NULL, 'P' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	struct global_opts g = { 0 };
+	char *help_argv[] = { (char *)"help", NULL };
+	char *version_argv[] = { (char *)"version", NULL };
+	int c;
+
+	/* Streaming output (capture, top) must reach pipes line by line. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	opterr = 0;
+	/* '+': stop at the command word; what follows belongs to it. */
+	while ((c = getopt_long(argc, argv, "+jhV", global_longs, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			g.json = true;
+			break;
+		case 'P':
+			g.json = g.pretty = true;
+			break;
+		case 'h':
+			return cmd_help(1, help_argv, &g);
+		case 'V':
+			return cmd_version(1, version_argv, &g);
+		default:
+			return usage_error(NULL, "unknown option '%s'; global options are "
+					   "-j/--json, --pretty, -h/--help, -V/--version",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		cmd_help(1, help_argv, &g);
+		return EXIT_USAGE;	/* a command is required */
+	}
+	return dispatch(argc - optind, argv + optind, &g);
+}

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Human tables and JSON from one set of calls.  Text tables follow
+ * perftest's look (a dashed rule, the heading, one row per result) so
+ * users and their scripts find the columns they know.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define RULE_WIDTH 87	/* perftest's RESULT_LINE */
+
+void report_init(struct report *r, const char *command, const char *version,
+		 bool json, bool pretty, FILE *out, FILE *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->command = command;
+	r->version = version;
+	r->json = json || pretty;
+	r->pretty = pretty;
+	r->out = out ? out : stdout;
+	r->err = err ? err : stderr;
+	if (!r->json)
+		return;
+	r->doc = json_object();
+	json_object_set_new(r->doc, "rdmakit", json_string(version));
+	json_object_set_new(r->doc, "command", json_string(command));
+	json_object_set_new(r->doc, "params", json_object());
+	json_object_set_new(r->doc, "results", json_array());
+	json_object_set_new(r->doc, "errors", json_array());
+}
+
+void report_finish(struct report *r)
+{
+	if (r->doc) {
+		size_t flags = JSON_PRESERVE_ORDER | (r->pretty ? JSON_INDENT(2) : JSON_COMPACT);
+
+		json_dumpf(r->doc, r->out, flags);
+		fputc('\n', r->out);
+		json_decref(r->doc);
+		r->doc = NULL;
+	}
+	fflush(r->out);
+}
+
+static json_t *to_json(enum report_type type, struct report_value v)
+{
+	switch (type) {
+	case REPORT_U64:
+		/* jansson integers are signed 64-bit: clamp the (theoretical) rest. */
+		return json_integer(v.u > INT64_MAX ? INT64_MAX : (json_int_t)v.u);
+	case REPORT_I64:
+		return json_integer(v.i);
+	case REPORT_DOUBLE:
+		return json_real(v.d);
+	case REPORT_STR:
+		return v.s ? json_string(v.s) : json_null();
+	case REPORT_BOOL:
+		return json_boolean(v.b);
+	}
+	return json_null();
+}
+
+int report_format(char *buf, size_t cap, const struct report_col *col,
+		  struct report_value v)
+{
+	switch (col->type) {
+	case REPORT_U64: return snprintf(buf, cap, "%llu", (unsigned long long)v.u);
+	case REPORT_I64: return snprintf(buf, cap, "%lld", (long long)v.i);
+	case REPORT_DOUBLE: return snprintf(buf, cap, "%.*f", col->precision, v.d);
+	case REPORT_STR: return snprintf(buf, cap, "%s", v.s ? v.s : "-");
+	case REPORT_BOOL: return snprintf(buf, cap, "%s", v.b ? "yes" : "no");
+	}
+	return snprintf(buf, cap, "?");
+}
+
+void report_param(struct report *r, const char *label, const char *key,
+		  enum report_type type, struct report_value v)
+{
+	struct report_col col = { label, key, type, 2 };
+	char text[256];
+
+	if (r->json) {
+		json_object_set_new(json_object_get(r->doc, "params"), key, to_json(type, v));
+		return;
+	}
+	report_format(text, sizeof(text), &col, v);
+	fprintf(r->out, " %-16s: %s\n", label, text);
+}
+
+static void rule(FILE *out)
+{
+	for (int i = 0; i < RULE_WIDTH; i++)
+		fputc('-', out);
+	fputc('\n', out);
+}
+
+void report_table_begin(struct report *r, const struct report_col *cols, size_t ncols)
+{
+	if (ncols > REPORT_MAX_COLS)
+		ncols = REPORT_MAX_COLS;
+	r->cols = cols;
+	r->ncols = ncols;
+	if (r->json)
+		return;
+	rule(r->out);
+	for (size_t i = 0; i < ncols; i++) {
+		r->widths[i] = (int)strlen(cols[i].heading);
+		if (r->widths[i] < 8)
+			r->widths[i] = 8;
+		fprintf(r->out, " %-*s", r->widths[i], cols[i].heading);
+	}
+	fputc('\n', r->out);
+}
+
+void report_table_row(struct report *r, const struct report_value *vals)
+{
+	char cell[128];
+
+	if (r->json) {
+		json_t *row = json_object();
+
+		for (size_t i = 0; i < r->ncols; i++)
+			json_object_set_new(row, r->cols[i].key, to_json(r->cols[i].type, vals[i]));
+		json_array_append_new(json_object_get(r->doc, "results"), row);
+		return;
+	}
+	for (size_t i = 0; i < r->ncols; i++) {
+		report_format(cell, sizeof(cell), &r->cols[i], vals[i]);
+		fprintf(r->out, " %-*s", r->widths[i], cell);
+	}
+	fputc('\n', r->out);
+}
+
+void report_table_end(struct report *r)
+{
+	if (!r->json)
+		rule(r->out);
+	r->cols = NULL;
+	r->ncols = 0;
+}
+
+static void print_text_value(FILE *out, int indent, const char *key, json_t *v)
+{
+	const char *k;
+	json_t *item;
+	size_t i;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		fprintf(out, "%*s%s:\n", indent, "", key);
+		json_object_foreach(v, k, item)
+			print_text_value(out, indent + 2, k, item);
+		return;
+	case JSON_ARRAY:
+		fprintf(out, "%*s%s:", indent, "", key);
+		json_array_foreach(v, i, item) {
+			char *s = json_dumps(item, JSON_ENCODE_ANY | JSON_COMPACT);
+
+			fprintf(out, "%s %s", i ? "," : "", s ? s : "?");
+			free(s);
+		}
+		fputc('\n', out);
+		return;
+	case JSON_STRING:
+		fprintf(out, "%*s%-16s: %s\n", indent, "", key, json_string_value(v));
+		return;
+	default: {
+		char *s = json_dumps(v, JSON_ENCODE_ANY);
+
+		fprintf(out, "%*s%-16s: %s\n", indent, "", key, s ? s : "?");
+		free(s);
+		return;
+	}
+	}
+}
+
+void report_result(struct report *r, json_t *obj)
+{
+	const char *k;
+	json_t *v;
+
+	if (r->json) {
+		json_array_append_new(json_object_get(r->doc, "results"), obj);
+		return;
+	}
+	json_object_foreach(obj, k, v)
+		print_text_value(r->out, 1, k, v);
+	json_decref(obj);
+}
+
+void report_error(struct report *r, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(r->err, "rdmakit %s: %s\n", r->command, msg);
+	if (r->json)
+		json_array_append_new(json_object_get(r->doc, "errors"), json_string(msg));
+}
+
+void report_emit(FILE *out, json_t *obj)
+{
+	json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+	fflush(out);
+	json_decref(obj);
+}

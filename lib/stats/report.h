@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one place results are rendered: an aligned human table or a JSON
+ * document, from the same calls, so the two can never drift apart.
+ *
+ * JSON document (commands that end with one result):
+ *   { "rdmakit": VERSION, "command": NAME, "params": {...},
+ *     "results": [ {...}, ... ], "errors": [ "...", ... ] }
+ * Streaming commands print one JSON object per line instead (report_emit).
+ */
+#ifndef RDMAKIT_REPORT_H
+#define RDMAKIT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+enum report_type { REPORT_U64, REPORT_I64, REPORT_DOUBLE, REPORT_STR, REPORT_BOOL };
+
+/* A table column: its human heading, its JSON key, and how to print it. */
+struct report_col {
+	const char *heading;	/* "BW peak[Gb/sec]" */
+	const char *key;	/* "bw_peak_gbps" */
+	enum report_type type;
+	int precision;		/* digits after the point, for doubles */
+};
+
+struct report_value {
+	union {
+		uint64_t u;
+		int64_t i;
+		double d;
+		const char *s;
+		bool b;
+	};
+};
+
+#define RV_U64(v) ((struct report_value){ .u = (v) })
+#define RV_I64(v) ((struct report_value){ .i = (v) })
+#define RV_DBL(v) ((struct report_value){ .d = (v) })
+#define RV_STR(v) ((struct report_value){ .s = (v) })
+#define RV_BOOL(v) ((struct report_value){ .b = (v) })
+
+#define REPORT_MAX_COLS 16
+
+struct report {
+	const char *command;
+	const char *version;
+	bool json;
+	bool pretty;
+	FILE *out;		/* stdout normally; tests pass a memstream */
+	FILE *err;		/* stderr normally */
+	json_t *doc;		/* JSON mode: the document being built */
+	const struct report_col *cols;
+	size_t ncols;
+	int widths[REPORT_MAX_COLS];
+};
+
+void report_init(struct report *r, const char *command, const char *version,
+		 bool json, bool pretty, FILE *out, FILE *err);
+/* Emits the JSON document (JSON mode) and frees everything. */
+void report_finish(struct report *r);
+
+/* A run parameter: " Engine          : soft" in text, params.engine in JSON. */
+void report_param(struct report *r, const char *label, const char *key,
+		  enum report_type type, struct report_value v);
+
+/* A table whose rows become the objects of "results". */
+void report_table_begin(struct report *r, const struct report_col *cols, size_t ncols);
+void report_table_row(struct report *r, const struct report_value *vals);
+void report_table_end(struct report *r);
+
+/* One free-form result object (JSON) or "label: value" lines (text);
+ * takes ownership of obj. */
+void report_result(struct report *r, json_t *obj);
+
+/*
+ * A one-line error that names the problem and the fix.  Text mode: to
+ * err as "rdmakit CMD: message".  JSON mode: appended to "errors" (and
+ * to err too, so a human watching a pipe still sees it).
+ */
+void report_error(struct report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Streaming: one compact JSON object per line, flushed; takes ownership. */
+void report_emit(FILE *out, json_t *obj);
+
+/* Renders a value the way table cells are rendered (for tests and callers). */
+int report_format(char *buf, size_t cap, const struct report_col *col,
+		  struct report_value v);
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Invariant CRC (ICRC) of RoCEv2, RoCEv1 and InfiniBand packets, and the
+ * InfiniBand variant CRC (VCRC).
+ *
+ * The ICRC is CRC-32 (IEEE, as zlib's crc32) over a masked copy of the
+ * packet, stored little-endian in the 4 bytes before the end:
+ *   RoCEv2: 8 x 0xFF (stands for the LRH), the IP header with IPv4
+ *           ToS/TTL/checksum or IPv6 traffic class/flow label/hop limit set
+ *           to 1s, the UDP header with its checksum set to 1s, the BTH with
+ *           byte 4 (FECN/BECN/reserved) set to 1s, then the rest up to the
+ *           ICRC.  The IPv4 ID is covered.
+ *   RoCEv1 and IB with a GRH: 8 x 0xFF for the LRH, the GRH with traffic
+ *           class, flow label and hop limit set to 1s, BTH byte 4 masked.
+ *   IB, LRH only: the LRH with its VL nibble set to 1s, BTH byte 4 masked.
+ * The VCRC is CRC-16 (poly 0x100B, reflected, init/xorout 0xFFFF) over the
+ * LRH through the ICRC, stored little-endian.
+ */
+#ifndef RDMAKIT_ICRC_H
+#define RDMAKIT_ICRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+/*
+ * RoCEv2 ICRC from its parts: the IP header (ip_hlen bytes, v4 or v6 by
+ * its version nibble), the 8-byte UDP header, and `tlen` bytes from the
+ * BTH up to (not including) the ICRC.  The parts need not be contiguous,
+ * so a sender can checksum a payload in place behind a header template.
+ */
+uint32_t icrc_rocev2(const uint8_t *ip, size_t ip_hlen, const uint8_t *udp,
+		     const uint8_t *bth, size_t tlen);
+/* RoCEv1, or IB with a GRH: the 40-byte GRH, then tlen bytes from the BTH. */
+uint32_t icrc_grh(const uint8_t *grh, const uint8_t *bth, size_t tlen);
+/* IB with an LRH and no GRH: the 8-byte LRH, then tlen bytes from the BTH. */
+uint32_t icrc_lrh(const uint8_t *lrh, const uint8_t *bth, size_t tlen);
+
+/* The ICRC a decoded frame should carry; the frame must hold p->icrc_off bytes. */
+uint32_t icrc_of(const uint8_t *frame, const struct wire_pkt *p);
+/* VCRC over LRH..ICRC of a decoded IB frame (must hold p->icrc_off + 4 bytes). */
+uint16_t vcrc_of(const uint8_t *frame, const struct wire_pkt *p);
+
+enum crc_verdict {
+	CRC_OK,
+	CRC_BAD,
+	CRC_UNCHECKED,	/* the capture cut the packet short */
+	CRC_NONE,	/* this packet has no such CRC */
+};
+
+/* Verifies a decoded frame's stored ICRC (and VCRC) against the computed one. */
+enum crc_verdict icrc_verify(const uint8_t *frame, const struct wire_pkt *p);
+enum crc_verdict vcrc_verify(const uint8_t *frame, const struct wire_pkt *p);
+const char *crc_verdict_str(enum crc_verdict v);
+
+/* Writes v little-endian, as the ICRC/VCRC are stored. */
+static inline void icrc_store(uint8_t *at, uint32_t v)
+{
+	at[0] = (uint8_t)v; at[1] = (uint8_t)(v >> 8);
+	at[2] = (uint8_t)(v >> 16); at[3] = (uint8_t)(v >> 24);
+}
+
+#endif

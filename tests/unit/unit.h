@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Minimal unit-test harness: each test binary prints TAP ("ok N - name",
+ * "not ok N - name") so the Makefile can sum unit tests and bats suites
+ * with one counter.  A test is a function taking the harness context;
+ * CHECK() records a failure with file:line and keeps going, so one run
+ * reports every broken assertion, not just the first.
+ */
+#ifndef RDMAKIT_UNIT_H
+#define RDMAKIT_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+struct unit {
+	int number;	/* TAP test number of the running test */
+	int failures;	/* failed CHECKs in the running test */
+	int passed;
+	int failed;
+};
+
+#define CHECK(u, cond)                                                      \
+	do {                                                                \
+		if (!(cond)) {                                              \
+			(u)->failures++;                                    \
+			printf("#   %s:%d: CHECK(%s) failed\n", __FILE__,       \
+			       __LINE__, #cond);                            \
+		}                                                           \
+	} while (0)
+
+/* Equality of two integers, printing both values when they differ. */
+#define CHECK_EQ(u, got, want)                                              \
+	do {                                                                \
+		long long got_ = (long long)(got);                          \
+		long long want_ = (long long)(want);                        \
+		if (got_ != want_) {                                        \
+			(u)->failures++;                                    \
+			printf("#   %s:%d: %s == %lld, want %s == %lld\n",      \
+			       __FILE__, __LINE__, #got, got_, #want, want_); \
+		}                                                           \
+	} while (0)
+
+#define CHECK_STR(u, got, want)                                             \
+	do {                                                                \
+		const char *got_ = (got), *want_ = (want);                  \
+		if (!got_ || strcmp(got_, want_) != 0) {                    \
+			(u)->failures++;                                    \
+			printf("#   %s:%d: %s == \"%s\", want \"%s\"\n",        \
+			       __FILE__, __LINE__, #got,                    \
+			       got_ ? got_ : "(null)", want_);              \
+		}                                                           \
+	} while (0)
+
+static inline void unit_run(struct unit *u, const char *name,
+			    void (*fn)(struct unit *))
+{
+	u->number++;
+	u->failures = 0;
+	fn(u);
+	if (u->failures) {
+		u->failed++;
+		printf("not ok %d - %s\n", u->number, name);
+	} else {
+		u->passed++;
+		printf("ok %d - %s\n", u->number, name);
+	}
+	fflush(stdout);
+}
+
+/* Skipped tests count as TAP "ok ... # SKIP reason". */
+static inline void unit_skip(struct unit *u, const char *name,
+			     const char *reason)
+{
+	u->number++;
+	printf("ok %d - %s # SKIP %s\n", u->number, name, reason);
+	fflush(stdout);
+}
+
+#define RUN(u, fn) unit_run((u), #fn, fn)
+
+/* Prints the TAP plan last ("1..N") and returns the exit status. */
+static inline int unit_done(struct unit *u)
+{
+	printf("1..%d\n", u->number);
+	return u->failed ? 1 : 0;
+}
+
+#endif
