@@ -13,7 +13,7 @@ static const struct cmd_info commands[] = {
 	{ "bw", NULL, "RDMA bandwidth test (perftest ib_*_bw vocabulary)" },
 	{ "lat", NULL, "RDMA latency test with percentiles and histograms" },
 	{ "incast", NULL, "many-to-one and all-to-all fabric stress with PFC/ECN deltas" },
-	{ "capture", NULL, "capture and decode RoCEv2/InfiniBand traffic, per-QP diagnosis" },
+	{ "capture", cmd_capture, "capture and decode RoCEv2/InfiniBand traffic, per-QP diagnosis" },
 	{ "top", NULL, "live monitor of RDMA port, PFC, ECN/CNP and retransmit counters" },
 	{ "devices", NULL, "list RDMA devices, ports and GIDs, and soft-engine addresses" },
 	{ "help", cmd_help, "show help for rdmakit or one command" },
@@ -80,8 +80,6 @@ int main(int argc, char **argv)
 	char *version_argv[] = { (char *)"version", NULL };
 	int c;
 
-	/* Streaming output (capture, top) must reach pipes line by line. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	opterr = 0;
 	/* '+': stop at the command word; what follows belongs to it. */
 	while ((c = getopt_long(argc, argv, "+jhV", global_longs, NULL)) != -1) {

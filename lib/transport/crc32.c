@@ -514,12 +514,17 @@ static uint32_t crc32_table_update(uint32_t c, const unsigned char *p,
 	while (len >= 8) {
 		uint32_t lo = c ^ get_le32(p);
 		uint32_t hi = get_le32(p + 4);
+		uint32_t h;
 
-		/* Byte i still has 7 - i bytes to go: table[7 - i]. */
-		c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
-		    t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
-		    t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
-		    t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+		/*
+		 * Byte i still has 7 - i bytes to go: table[7 - i].  The half
+		 * that does not depend on c is summed apart, off the loop's
+		 * critical path.
+		 */
+		h = (t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff]) ^
+		    (t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24]);
+		c = (t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff]) ^
+		    (t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24]) ^ h;
 		p += 8;
 		len -= 8;
 	}
@@ -553,15 +558,17 @@ uint32_t crc32_ieee_portable(uint32_t crc, const void *buf, size_t len)
 #define FOLD_K128 0xccaa009eULL		/* 1 block ahead, high qword */
 
 /*
- * Final reduction.  The low qword here holds bitrev32(x^95 mod P) << 32,
- * i.e. a polynomial of degree < 32, so L * it * x (~ L * x^96) stays in
- * 96 bits; the high qword likewise is x^63 mod P, for the 96 -> 64 step.
+ * Final reduction.  A qword holding bitrev32(R) << 32 reads as R itself
+ * (degree < 32), so with R = x^95 mod P the product L * R * x ~ L * x^96
+ * stays within 96 bits; R = x^63 mod P likewise does the 96 -> 64 step.
  */
 #define RED_K96 0xccaa009e00000000ULL
 #define RED_K64 0xb8bc676500000000ULL
 
-/* Barrett: mu = floor(x^64 / P) = 0x104d101df and P, both bit-reversed
- * over 33 bits. */
+/*
+ * Barrett: mu = floor(x^64 / P) = 0x104d101df and P itself, both
+ * bit-reversed over 33 bits.
+ */
 #define BARRETT_MU 0x1f7011641ULL
 #define BARRETT_P 0x1db710641ULL
 
@@ -696,7 +703,8 @@ static crc32_fn crc32_resolve(void)
 	crc32_fn fn = __atomic_load_n(&crc32_impl, __ATOMIC_RELAXED);
 
 	if (!fn) {
-		fn = crc32_have_clmul() ? crc32_ieee_clmul : crc32_ieee_portable;
+		fn = crc32_have_clmul() ? crc32_ieee_clmul
+					 : crc32_ieee_portable;
 		__atomic_store_n(&crc32_impl, fn, __ATOMIC_RELAXED);
 	}
 	return fn;

@@ -381,6 +381,7 @@ enum wire_status wire_decode(struct wire_pkt *p, const uint8_t *buf,
 	case WIRE_LINK_ETH: return decode_eth(p, buf, caplen, roce_port);
 	case WIRE_LINK_IP: return decode_ip(p, buf, caplen, 0, roce_port);
 	case WIRE_LINK_IB: return decode_ib(p, buf, caplen);
+	case WIRE_LINK_GRH: return decode_rocev1(p, buf, caplen, 0);
 	default: break;
 	}
 	return WIRE_NOT_RDMA;

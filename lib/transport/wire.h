@@ -248,6 +248,7 @@ enum wire_link {
 	WIRE_LINK_ETH,		/* Ethernet II */
 	WIRE_LINK_IP,		/* raw IPv4 or IPv6, by the version nibble */
 	WIRE_LINK_IB,		/* native InfiniBand: LRH first */
+	WIRE_LINK_GRH,		/* RoCEv1 without its Ethernet header: GRH first */
 	WIRE_LINK_BTH,		/* a UDP payload: BTH first, ICRC last */
 };
 

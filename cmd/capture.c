@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmakit capture: decode RoCEv2, RoCEv1 and InfiniBand traffic live or
+ * from files, one line (or JSON object) per packet, and a per-flow
+ * diagnosis of retransmissions, NAKs, CNPs, CE marks and ICRC failures.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "flows.h"
+#include "gso.h"
+#include "linktype.h"
+#include "render.h"
+#include "report.h"
+#include "source.h"
+
+enum {
+	OPT_UDP_PORT = OPT_LONG_ONLY + 1,
+	OPT_SUMMARY,
+	OPT_NO_ICRC,
+	OPT_UTC,
+};
+
+static const struct opt_spec capture_opts[] = {
+	{ "interface", 'i', "IFACE", "capture live on IFACE (filter: RoCEv2 and RoCEv1)" },
+	{ "read", 'r', "FILE", "read a pcap or pcapng FILE ('-': standard input)" },
+	{ "write", 'w', "FILE", "also save the captured packets to FILE ('-': stdout)" },
+	{ "file-size", 'C', "MB", "with -w: start a new file every MB million bytes" },
+	{ "file-count", 'W', "N", "with -w -C: keep a ring of N files" },
+	{ "count", 'c', "COUNT", "stop after COUNT packets" },
+	{ "snaplen", 's', "BYTES", "capture at most BYTES of each packet (0: all)" },
+	{ "buffer-size", 'B', "KIB", "kernel capture buffer size in KiB" },
+	{ "packet-buffered", 'U', NULL, "write each packet to the -w file at once" },
+	{ "line-buffered", 'l', NULL, "flush standard output after every line" },
+	{ "list-interfaces", 'D', NULL, "list the interfaces one can capture on, and exit" },
+	{ "udp-port", OPT_UDP_PORT, "PORT", "decode UDP PORT as RoCEv2 (default 4791)" },
+	{ "verbose", 'v', NULL, "print every header field" },
+	{ "summary", OPT_SUMMARY, NULL, "print only the per-flow diagnosis" },
+	{ "no-icrc", OPT_NO_ICRC, NULL, "do not verify ICRC and VCRC" },
+	{ "utc", OPT_UTC, NULL, "print times of day in UTC" },
+	OPTS_END,
+};
+
+static const struct cmd_usage capture_usage = {
+	.cmd = "capture",
+	.synopsis = "[-i IFACE | -r FILE] [-w FILE [-C MB] [-W N]] [-c COUNT] [-s SNAPLEN]\n"
+		    "[-B KIB] [-U] [-l] [-D] [--udp-port N] [-v] [--summary] [--json]\n"
+		    "[--no-icrc] [BPF FILTER ...]",
+	.description = "Decode RoCEv2, RoCEv1 and native InfiniBand packets, live or from a capture\n"
+		       "file: one line per packet with opcode, QP, PSN, extended headers and ICRC,\n"
+		       "then (with --summary, or at the end of a live capture) a per-flow diagnosis:\n"
+		       "retransmissions, PSN gaps, NAKs, RNR NAKs, CNPs, CE marks, ICRC failures and\n"
+		       "request-to-ACK delays.",
+	.opts = capture_opts,
+};
+
+struct capture_opts {
+	struct source_opts src;
+	const char *write;
+	uint64_t file_mb, file_count, count;
+	bool packet_buffered, line_buffered, list, verbose, summary, no_icrc, utc;
+	uint16_t port;
+};
+
+static int capture_opt(void *ctx, int key, const char *arg)
+{
+	struct capture_opts *o = ctx;
+	uint64_t v;
+	int rc = 0;
+
+	switch (key) {
+	case 'i': o->src.iface = arg; break;
+	case 'r': o->src.file = arg; break;
+	case 'w': o->write = arg; break;
+	case 'C': rc = parse_u64("capture", "-C/--file-size", arg, 1, 1000000, false, &o->file_mb); break;
+	case 'W': rc = parse_u64("capture", "-W/--file-count", arg, 1, 100000, false, &o->file_count); break;
+	case 'c': rc = parse_u64("capture", "-c/--count", arg, 1, UINT64_MAX, false, &o->count); break;
+	case 's':
+		rc = parse_u64("capture", "-s/--snaplen", arg, 0, 262144, false, &v);
+		o->src.snaplen = (int)v;
+		break;
+	case 'B':
+		rc = parse_u64("capture", "-B/--buffer-size", arg, 1, 4194304, false, &v);
+		o->src.buffer_kib = (int)v;
+		break;
+	case 'U': o->packet_buffered = true; break;
+	case 'l': o->line_buffered = true; break;
+	case 'D': o->list = true; break;
+	case OPT_UDP_PORT:
+		rc = parse_u64("capture", "--udp-port", arg, 1, 65535, false, &v);
+		o->port = (uint16_t)v;
+		break;
+	case 'v': o->verbose = true; break;
+	case OPT_SUMMARY: o->summary = true; break;
+	case OPT_NO_ICRC: o->no_icrc = true; break;
+	case OPT_UTC: o->utc = true; break;
+	default: return EXIT_USAGE;
+	}
+	return rc;
+}
+
+/* Ctrl-C and SIGTERM end the capture cleanly: the summary still prints. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);	/* no SA_RESTART: interrupt the wait */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int list_interfaces(void)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	pcap_if_t *all, *d;
+	int n = 0;
+
+	if (pcap_findalldevs(&all, err) < 0)
+		return runtime_error("capture", "cannot list interfaces: %s", err);
+	for (d = all; d; d = d->next) {
+		char rdma[64];
+
+		printf("%d.%s", ++n, d->name);
+		if (d->description)
+			printf(" (%s)", d->description);
+		printf(" [%s%s%s]", d->flags & PCAP_IF_UP ? "Up" : "Down",
+		       d->flags & PCAP_IF_RUNNING ? ", Running" : "",
+		       d->flags & PCAP_IF_LOOPBACK ? ", Loopback" : "");
+		if (source_iface_rdma_dev(d->name, rdma, sizeof(rdma)))
+			printf(" [RDMA %s: its RoCE traffic is offloaded]", rdma);
+		putchar('\n');
+	}
+	pcap_freealldevs(all);
+	return EXIT_OK;
+}
+
+/* The BPF filter from the operands, or the RoCE default for live captures. */
+static char *build_filter(int argc, char **argv, const struct capture_opts *o)
+{
+	size_t len = 1;
+	char *f;
+
+	if (argc == 0) {
+		if (!o->src.iface)
+			return NULL;
+		if (asprintf(&f, "udp port %u or ether proto 0x8915 or (vlan and (udp port %u "
+			     "or ether proto 0x8915))", o->port, o->port) < 0)
+			return NULL;
+		return f;
+	}
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	f = calloc(1, len);
+	for (int i = 0; f && i < argc; i++) {
+		if (i)
+			strcat(f, " ");
+		strcat(f, argv[i]);
+	}
+	return f;
+}
+
+struct capture_run {
+	const struct capture_opts *o;
+	struct source src;
+	struct flow_table flows;
+	struct time_cache tc;
+	bool json, print_packets;
+	uint64_t rdma_packets;
+	char line[4096];
+};
+
+static void emit_packet(struct capture_run *r, const struct pkt_view *v)
+{
+	if (!r->print_packets)
+		return;
+	if (r->json) {
+		report_emit(stdout, render_packet_json(v, r->o->verbose));
+		return;
+	}
+	size_t n = render_packet_line(r->line, sizeof(r->line) - 1, v, r->o->verbose, &r->tc);
+
+	r->line[n] = '\n';
+	fwrite(r->line, 1, n + 1, stdout);
+}
+
+/* A UDP GSO aggregate: each segment is a packet of its own. */
+static void emit_gso(struct capture_run *r, const uint8_t *frame, struct pkt_view *v,
+		     const struct gso_split *s)
+{
+	const struct wire_pkt *agg = v->p;
+
+	for (size_t i = 0; i < s->nseg; i++) {
+		struct wire_pkt seg;
+
+		v->status = gso_segment(frame, agg, s, i, &seg);
+		v->p = &seg;
+		v->icrc = CRC_OK;
+		v->gso_index = i;
+		v->gso_count = s->nseg;
+		flows_add(&r->flows, &seg, v->ts_ns, s->len[i], CRC_OK, true);
+		emit_packet(r, v);
+	}
+	r->rdma_packets += s->nseg;
+}
+
+/* Decodes, accounts and prints one record; false when it was not RDMA. */
+static bool handle_record(struct capture_run *r, uint64_t frame_no,
+			  const struct pcap_pkthdr *h, const uint8_t *data)
+{
+	struct cap_decoded d;
+	struct pkt_view v = { .frame = frame_no, .ts_ns = source_ts_ns(&r->src, h),
+			      .wire_len = h->len, .icrc = CRC_NONE, .vcrc = CRC_NONE };
+	const uint8_t *frame;
+	struct gso_split split;
+
+	cap_decode(r->src.dlt, data, h->caplen, r->o->port, &d);
+	if (d.status == WIRE_NOT_RDMA) {
+		r->flows.non_rdma++;
+		return false;
+	}
+	frame = data + d.frame_off;
+	v.p = &d.pkt;
+	v.status = d.status;
+	if (d.status != WIRE_OK)
+		r->flows.malformed++;
+	if (!(d.pkt.layers & WIRE_L_BTH)) {
+		emit_packet(r, &v);
+		return true;
+	}
+	if (!r->o->no_icrc && d.status == WIRE_OK) {
+		v.icrc = icrc_verify(frame, &d.pkt);
+		v.vcrc = vcrc_verify(frame, &d.pkt);
+		if (v.icrc == CRC_BAD && gso_split(frame, &d.pkt, &split)) {
+			emit_gso(r, frame, &v, &split);
+			return true;
+		}
+	}
+	r->rdma_packets++;
+	flows_add(&r->flows, &d.pkt, v.ts_ns, h->len, v.icrc, false);
+	emit_packet(r, &v);
+	return true;
+}
+
+static void no_roce_note(const struct capture_opts *o)
+{
+	char dev[64];
+
+	if (source_iface_rdma_dev(o->src.iface, dev, sizeof(dev)))
+		fprintf(stderr, "rdmakit capture: no RoCE packets seen on %s: it is the netdev of RDMA "
+			"device %s, whose RoCE traffic is offloaded and never crosses the netdev; "
+			"capture on a switch mirror port, or with ibdump on the host\n",
+			o->src.iface, dev);
+	else
+		fprintf(stderr, "rdmakit capture: no RoCE packets seen on %s (RoCEv2 on UDP port %u, "
+			"RoCEv1 by Ethertype 0x8915)\n", o->src.iface, o->port);
+}
+
+/* Reads until the end, COUNT, or a signal. 0, or EXIT_RUNTIME on a read error. */
+static int capture_loop(struct capture_run *r, struct sink *sink, char *err)
+{
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint64_t frame_no = 0, kept = 0;
+	int rc;
+
+	while (!stop_requested && (rc = pcap_next_ex(r->src.pc, &h, &data)) >= 0) {
+		if (rc == 0)	/* live timeout: look at the stop flag */
+			continue;
+		frame_no++;
+		if (!source_match(&r->src, h, data))
+			continue;
+		if (sink && sink_write(sink, h, data, err) < 0)
+			return EXIT_RUNTIME;
+		/* -c counts the RDMA packets shown, as tcpdump counts matches. */
+		if (handle_record(r, frame_no, h, data) && r->o->count && ++kept >= r->o->count)
+			return 0;
+	}
+	if (!stop_requested && rc == PCAP_ERROR) {
+		snprintf(err, SOURCE_ERR_LEN, "%s after %llu records: %s",
+			 r->o->src.file ? r->o->src.file : r->o->src.iface,
+			 (unsigned long long)frame_no, pcap_geterr(r->src.pc));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+static int validate(const struct capture_opts *o)
+{
+	if (o->src.iface && o->src.file)
+		return usage_error("capture", "-i and -r exclude each other: capture live with -i "
+				   "IFACE, or read a file with -r FILE");
+	if (!o->src.iface && !o->src.file)
+		return usage_error("capture", "nothing to capture: give -i IFACE (see -D) or -r FILE");
+	if ((o->file_mb || o->file_count) && !o->write)
+		return usage_error("capture", "-C and -W rotate the -w file: add -w FILE");
+	if (o->file_count && !o->file_mb)
+		return usage_error("capture", "-W needs -C: the size at which to move to the next file");
+	return 0;
+}
+
+int cmd_capture(int argc, char **argv, const struct global_opts *gin)
+{
+	struct global_opts g = *gin;
+	struct capture_opts o = { .port = ROCEV2_UDP_PORT };
+	struct capture_run r = { .o = &o };
+	struct sink sink, *sinkp = NULL;
+	char err[SOURCE_ERR_LEN] = "";
+	char *filter;
+	int first, rc;
+
+	rc = opts_parse(&capture_usage, argc, argv, &g, capture_opt, &o, &first);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	if (o.list)
+		return list_interfaces();
+	rc = validate(&o);
+	if (rc)
+		return rc;
+	filter = build_filter(argc - first, argv + first, &o);
+	o.src.filter = filter;
+	o.src.immediate = o.line_buffered || o.packet_buffered;
+	if (source_open(&r.src, &o.src, err) < 0) {
+		free(filter);
+		return runtime_error("capture", "%s", err);
+	}
+	if (!cap_dlt_supported(r.src.dlt)) {
+		rc = runtime_error("capture", "link type %s (%d) is not supported; rdmakit reads "
+				   "Ethernet, Linux SLL/SLL2, raw IP, InfiniBand and ERF",
+				   pcap_datalink_val_to_name(r.src.dlt) ?: "?", r.src.dlt);
+		goto out;
+	}
+	if (o.write && sink_open(&sink, r.src.pc, o.write, o.file_mb * 1000000, (unsigned)o.file_count,
+				 o.packet_buffered, err) < 0) {
+		rc = runtime_error("capture", "%s", err);
+		goto out;
+	}
+	if (o.write)
+		sinkp = &sink;
+	r.json = g.json;
+	r.tc.utc = o.utc;
+	r.print_packets = !o.summary && !(o.write && strcmp(o.write, "-") == 0);
+	/* Line by line to a terminal or with -l; in big blocks otherwise. */
+	if (o.line_buffered || isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	else
+		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	flows_init(&r.flows);
+	install_signals();
+	rc = capture_loop(&r, sinkp, err);
+	if (sinkp)
+		sink_close(sinkp);
+	if (r.print_packets || o.summary || r.src.live) {
+		if (r.json && !(o.write && strcmp(o.write, "-") == 0))
+			report_emit(stdout, json_pack("{s:o}", "summary", render_summary_json(&r.flows)));
+		else if (o.summary || r.src.live)
+			render_summary_text(stdout, &r.flows);
+	}
+	fflush(stdout);
+	if (r.src.live && !r.rdma_packets)
+		no_roce_note(&o);
+	if (rc)
+		runtime_error("capture", "%s", err);
+	flows_free(&r.flows);
+out:
+	source_close(&r.src);
+	free(filter);
+	return rc;
+}

@@ -1,0 +1,167 @@
+# bash completion for rdmakit(1)                          -*- shell-script -*-
+# SPDX-License-Identifier: MIT
+#
+# Static word lists, one place per command (the bpftool model).  Works with
+# bash-completion loaded (uses _init_completion and _filedir) and without it.
+# tests/cli.bats checks these words against 'rdmakit -j help' and
+# 'rdmakit CMD --help', so a command or option added to the binary but not
+# here fails the tests.
+#
+# Adding a command NAME:
+#   1. add NAME to _rdmakit_commands (the order of 'rdmakit help');
+#   2. give NAME its own arm in _rdmakit_command_opts with every long option
+#      'rdmakit NAME --help' prints (the common --json --pretty --help too),
+#      and take it out of the "not built yet" arm;
+#   3. for each option that takes a value, add a "NAME:OPTION" arm to
+#      _rdmakit_option_value (both the short and the long spelling);
+#   4. if NAME takes operands, add an arm to the operand case in _rdmakit;
+#   5. mirror the same words in completions/_rdmakit (zsh).
+
+_rdmakit_commands='bw lat incast capture top devices help version'
+_rdmakit_global_opts='-j --json --pretty -h --help -V --version'
+
+# The options of command $1, one word each.
+_rdmakit_command_opts()
+{
+	case $1 in
+	help)
+		echo '--json --pretty --help'
+		;;
+	version)
+		echo '--json --pretty --help'
+		;;
+	bw|lat|incast|capture|top|devices)
+		# Not built yet: their --help only says so.
+		echo '--help'
+		;;
+	esac
+}
+
+# How to complete the value of option $2 of command $1.  Prints one of:
+#   file         a file name
+#   dir          a directory name
+#   iface        a network interface name
+#   words W...   one of the words W
+#   value        anything (a number, a host): nothing to offer
+# and returns 1 when the option takes no value.
+_rdmakit_option_value()
+{
+	case $1:$2 in
+	# When the commands land, for example:
+	#   capture:-r|capture:--read|capture:-w|capture:--write)  echo file ;;
+	#   capture:-i|capture:--interface)                       echo iface ;;
+	#   bw:--engine)                             echo 'words auto verbs soft' ;;
+	#   bw:-s|bw:--size)                                      echo value ;;
+	*)
+		return 1
+		;;
+	esac
+}
+
+# Network interface names starting with $1.
+_rdmakit_ifaces()
+{
+	local d names=()
+
+	for d in /sys/class/net/*; do
+		[[ -e $d ]] && names+=("${d##*/}")
+	done
+	compgen -W "${names[*]}" -- "$1"
+}
+
+# File (or, with -d, directory) names for the word being completed ($cur).
+_rdmakit_files()
+{
+	if declare -F _filedir >/dev/null 2>&1; then
+		_filedir "$@"
+		return
+	fi
+	compopt -o filenames 2>/dev/null
+	if [[ $1 == -d ]]; then
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+	else
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+	fi
+}
+
+_rdmakit()
+{
+	local cur prev words cword split i cmd='' cmd_idx=0 kind n
+
+	COMPREPLY=()
+	if declare -F _init_completion >/dev/null 2>&1; then
+		_init_completion -s || return
+	else
+		# Without bash-completion: the raw words.  "--opt=value" arrives
+		# as "--opt" "=" "value" because COMP_WORDBREAKS holds '='.
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+		cur=${words[cword]}
+		prev=${words[cword - 1]}
+		if [[ $cur == = ]]; then
+			cur=''
+		elif [[ $prev == = ]] && ((cword >= 2)); then
+			prev=${words[cword - 2]}
+		fi
+	fi
+
+	# The command word: the first word that is not a global option
+	# (global options take no values).
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		-*) ;;
+		*)
+			cmd=${words[i]}
+			cmd_idx=$i
+			break
+			;;
+		esac
+	done
+
+	if [[ -z $cmd ]]; then
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "$_rdmakit_global_opts" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$_rdmakit_commands" -- "$cur"))
+		fi
+		return 0
+	fi
+
+	# The value of an option.
+	if [[ $prev == -* ]] && ((cword - 1 > cmd_idx)) &&
+		kind=$(_rdmakit_option_value "$cmd" "$prev"); then
+		case $kind in
+		file) _rdmakit_files ;;
+		dir) _rdmakit_files -d ;;
+		iface) COMPREPLY=($(_rdmakit_ifaces "$cur")) ;;
+		words\ *) COMPREPLY=($(compgen -W "${kind#words }" -- "$cur")) ;;
+		esac
+		return 0
+	fi
+
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$(_rdmakit_command_opts "$cmd")" -- "$cur"))
+		return 0
+	fi
+
+	# Operands.
+	case $cmd in
+	help)
+		# One command name.
+		n=0
+		for ((i = cmd_idx + 1; i < cword; i++)); do
+			[[ ${words[i]} == -* ]] || n=$((n + 1))
+		done
+		if ((n == 0)); then
+			COMPREPLY=($(compgen -W "$_rdmakit_commands" -- "$cur"))
+		fi
+		;;
+	version)
+		# No operands: offer the options.
+		COMPREPLY=($(compgen -W "$(_rdmakit_command_opts "$cmd")" -- "$cur"))
+		;;
+	esac
+	return 0
+}
+
+complete -F _rdmakit rdmakit
