@@ -47,25 +47,31 @@ else
 BIN := rdmakit
 endif
 
-.PHONY: all deps check check-unit check-cli demo bench install uninstall clean
+.PHONY: all deps check unit-bins demo bench install uninstall clean
 
 all: $(BIN)
 
+# V=1 shows the full command lines.
+Q := $(if $(V),,@)
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@$(if $(V),,echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(LIBRDMAKIT): $(LIB_OBJS)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 
 $(BIN): $(CMD_OBJS) $(LIBRDMAKIT)
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(LIBRDMAKIT) $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(LIBRDMAKIT) $(LDLIBS)
 
 # Unit tests may use zlib as an outside reference for CRC-32.
 $(BUILD)/tests/%: tests/unit/%.c $(LIBRDMAKIT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBRDMAKIT) $(LDLIBS) -lz
+	@$(if $(V),,echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBRDMAKIT) $(LDLIBS) -lz
 
 unit-bins: $(UNIT_BINS)
 
