@@ -30,7 +30,13 @@ _rdmakit_command_opts()
 	version)
 		echo '--json --pretty --help'
 		;;
-	bw|lat|incast|capture|top|devices)
+	capture)
+		echo '--interface --read --write --file-size --file-count --count' \
+			'--snaplen --buffer-size --packet-buffered --line-buffered' \
+			'--list-interfaces --udp-port --verbose --summary --no-icrc --utc' \
+			'--json --pretty --help'
+		;;
+	bw|lat|incast|top|devices)
 		# Not built yet: their --help only says so.
 		echo '--help'
 		;;
@@ -47,11 +53,19 @@ _rdmakit_command_opts()
 _rdmakit_option_value()
 {
 	case $1:$2 in
-	# When the commands land, for example:
-	#   capture:-r|capture:--read|capture:-w|capture:--write)  echo file ;;
-	#   capture:-i|capture:--interface)                       echo iface ;;
-	#   bw:--engine)                             echo 'words auto verbs soft' ;;
-	#   bw:-s|bw:--size)                                      echo value ;;
+	capture:-r|capture:--read|capture:-w|capture:--write)
+		echo file
+		;;
+	capture:-i|capture:--interface)
+		echo iface
+		;;
+	capture:-C|capture:--file-size|capture:-W|capture:--file-count|\
+	capture:-c|capture:--count|capture:-s|capture:--snaplen|\
+	capture:-B|capture:--buffer-size|capture:--udp-port)
+		echo value
+		;;
+	# A value that is one of some words, for example:
+	#   bw:--engine) echo 'words auto verbs soft' ;;
 	*)
 		return 1
 		;;
@@ -128,8 +142,7 @@ _rdmakit()
 	fi
 
 	# The value of an option.
-	if [[ $prev == -* ]] && ((cword - 1 > cmd_idx)) &&
-		kind=$(_rdmakit_option_value "$cmd" "$prev"); then
+	if [[ $prev == -* ]] && kind=$(_rdmakit_option_value "$cmd" "$prev"); then
 		case $kind in
 		file) _rdmakit_files ;;
 		dir) _rdmakit_files -d ;;
@@ -155,6 +168,9 @@ _rdmakit()
 		if ((n == 0)); then
 			COMPREPLY=($(compgen -W "$_rdmakit_commands" -- "$cur"))
 		fi
+		;;
+	capture)
+		# Operands are a BPF filter expression: nothing to offer.
 		;;
 	version)
 		# No operands: offer the options.

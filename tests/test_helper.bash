@@ -106,6 +106,13 @@ for c in json.load(sys.stdin)["results"]:
 ' "$1"
 }
 
+# global_options: the options in the "Global options:" part of 'rdmakit
+# help' ("-j", "--json", ...), one a line, sorted.
+global_options() {
+	"$RDMAKIT" help | awk '/^Global options:/ { on = 1; next } on && /^$/ { exit } on' |
+		sed 's/^ *//; s/  .*//' | tr ',' '\n' | tr -d ' ' | grep -E '^--?[A-Za-z]' | sort -u
+}
+
 # help_long_options CMD: the long options listed in the Options section of
 # 'rdmakit CMD --help', one a line ("--json").
 help_long_options() {
@@ -114,13 +121,14 @@ help_long_options() {
 		sed -n 's/^ *\(-[A-Za-z0-9], \)\{0,1\}\(--[a-z][a-z0-9_-]*\).*/\2/p'
 }
 
-# json_eval CODE: runs Python CODE with d = the JSON document in $output
-# (set by 'run'); CODE prints what the test compares.
+# json_eval CODE [ARG...]: runs Python CODE with d = the JSON document in
+# $output (set by 'run') and the ARGs as sys.argv[2:]; CODE prints what the
+# test compares, or fails with an assert.
 json_eval() {
 	python3 -c "
 import json, sys
 d = json.loads(sys.argv[1])
-$1" "$output"
+$1" "$output" "${@:2}"
 }
 
 # assert_one_line_error STATUS [SUBSTRING]: after 'run --separate-stderr',
@@ -184,7 +192,7 @@ complete_bash() {
 		eval "${4:-}"
 		"$fn" rdmakit "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}" 2>"$5" || true
 		if [[ -s $5 ]]; then echo "completion wrote to stderr: $(cat "$5")" >&2; exit 13; fi
-		printf "%s\n" "${COMPREPLY[@]}"
+		((${#COMPREPLY[@]} == 0)) || printf "%s\n" "${COMPREPLY[@]}"
 	' complete_bash "$lib" "$RDMAKIT_ROOT/completions/rdmakit.bash" "$1" "${2:-}" \
 		"${BATS_TEST_TMPDIR:-/tmp}/complete_bash.err"
 }
@@ -305,5 +313,15 @@ man_page_for() {
 # has_word TEXT WORD: WORD occurs in TEXT not as part of a longer option or
 # name ("--json" is not found in "--json-lines").
 has_word() {
-	grep -qE -- "(^|[^A-Za-z0-9_-])$(printf '%s' "$2" | sed 's/[.[\*^$]/\\&/g')([^A-Za-z0-9_-]|\$)" <<<"$1"
+	local rest=$1 word=$2 before after
+	[[ -n $word ]] || return 1
+	while [[ $rest == *"$word"* ]]; do
+		before=${rest%%"$word"*}
+		after=${rest#*"$word"}
+		if [[ ${before: -1} != [A-Za-z0-9_-] && ${after:0:1} != [A-Za-z0-9_-] ]]; then
+			return 0
+		fi
+		rest=$after
+	done
+	return 1
 }

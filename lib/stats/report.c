@@ -4,6 +4,7 @@
  * perftest's look (a dashed rule, the heading, one row per result) so
  * users and their scripts find the columns they know.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,9 @@ void report_init(struct report *r, const char *command, const char *version,
 void report_finish(struct report *r)
 {
 	if (r->doc) {
-		size_t flags = JSON_PRESERVE_ORDER | (r->pretty ? JSON_INDENT(2) : JSON_COMPACT);
+		/* 15 significant digits: 92.47 prints as 92.47, not 92.469999999999999. */
+		size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) |
+			       (r->pretty ? JSON_INDENT(2) : JSON_COMPACT);
 
 		json_dumpf(r->doc, r->out, flags);
 		fputc('\n', r->out);
@@ -43,6 +46,26 @@ void report_finish(struct report *r)
 		r->doc = NULL;
 	}
 	fflush(r->out);
+}
+
+/* A JSON string even from bytes that are not UTF-8: invalid bytes become
+ * '?', so a value (or an error) is never silently dropped. */
+static json_t *json_string_lossy(const char *s)
+{
+	json_t *j = json_string(s);
+	char *copy;
+
+	if (j)
+		return j;
+	copy = strdup(s);
+	if (!copy)
+		return json_null();
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_null();
 }
 
 static json_t *to_json(enum report_type type, struct report_value v)
@@ -54,9 +77,10 @@ static json_t *to_json(enum report_type type, struct report_value v)
 	case REPORT_I64:
 		return json_integer(v.i);
 	case REPORT_DOUBLE:
-		return json_real(v.d);
+		/* JSON has no NaN or infinity: say "no value" rather than drop the key. */
+		return isfinite(v.d) ? json_real(v.d) : json_null();
 	case REPORT_STR:
-		return v.s ? json_string(v.s) : json_null();
+		return v.s ? json_string_lossy(v.s) : json_null();
 	case REPORT_BOOL:
 		return json_boolean(v.b);
 	}
@@ -201,7 +225,7 @@ void report_error(struct report *r, const char *fmt, ...)
 	va_end(ap);
 	fprintf(r->err, "rdmakit %s: %s\n", r->command, msg);
 	if (r->json)
-		json_array_append_new(json_object_get(r->doc, "errors"), json_string(msg));
+		json_array_append_new(json_object_get(r->doc, "errors"), json_string_lossy(msg));
 }
 
 void report_emit(FILE *out, json_t *obj)

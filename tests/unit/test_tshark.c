@@ -19,10 +19,10 @@
  *   - RD (0x40-0x55): the Info column calls them "DC ...", the
  *     infiniband.bth item spans 20 bytes instead of 12, and RDETH, DETH,
  *     RETH, AETH, ... are read 8 bytes too late (e.g. rdeth.eecnxt shows
- *     the DETH source QP; atomics and Read Request run off the end and
- *     are "Malformed").  RD Acknowledge and RD Atomic Acknowledge show no
- *     RDETH at all; RESYNC (0x55) is "DC Unknown Opcode".  For RD only
- *     the first 12 bytes of infiniband.bth are compared.
+ *     the DETH source QP).  RD Read Request, Atomic Acknowledge, Compare
+ *     Swap and Fetch Add run off the end and are "Malformed"; RD
+ *     Acknowledge shows no RDETH at all; RESYNC (0x55) is "DC Unknown
+ *     Opcode".  For RD only the first 12 bytes of infiniband.bth count.
  *   - The ICRC is shown (infiniband.invariant.crc) only where tshark
  *     dissects up to it, i.e. not for the opcodes above; it is displayed
  *     as a big-endian number while the wire stores it little-endian.
@@ -50,11 +50,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "icrc.h"
 #include "unit.h"
 #include "wire.h"
 
