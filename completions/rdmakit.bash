@@ -17,6 +17,10 @@
 #   4. if NAME takes operands, add an arm to the operand case in _rdmakit;
 #   5. mirror the same words in completions/_rdmakit (zsh).
 
+# The words offered are plain (no blanks, no glob characters), so the usual
+# COMPREPLY=($(compgen ...)) splitting is safe here.
+# shellcheck disable=SC2207
+
 _rdmakit_commands='bw lat incast capture top devices help version'
 _rdmakit_global_opts='-j --json --pretty -h --help -V --version'
 
@@ -36,7 +40,10 @@ _rdmakit_command_opts()
 			'--list-interfaces --udp-port --verbose --summary --no-icrc --utc' \
 			'--json --pretty --help'
 		;;
-	bw|lat|incast|top|devices)
+	devices)
+		echo '--ib-dev --verbs --soft --json --pretty --help'
+		;;
+	bw|lat|incast|top)
 		# Not built yet: their --help only says so.
 		echo '--help'
 		;;
@@ -58,6 +65,14 @@ _rdmakit_option_value()
 		;;
 	capture:-i|capture:--interface)
 		echo iface
+		;;
+	devices:-d|devices:--ib-dev)
+		# The RDMA devices of this host ("words" alone when none).
+		local d names=''
+		for d in /sys/class/infiniband/*; do
+			[[ -e $d ]] && names+=" ${d##*/}"
+		done
+		echo "words$names"
 		;;
 	capture:-C|capture:--file-size|capture:-W|capture:--file-count|\
 	capture:-c|capture:--count|capture:-s|capture:--snaplen|\
@@ -100,6 +115,8 @@ _rdmakit_files()
 
 _rdmakit()
 {
+	# split is set by _init_completion -s.
+	# shellcheck disable=SC2034
 	local cur prev words cword split i cmd='' cmd_idx=0 kind n
 
 	COMPREPLY=()
@@ -172,7 +189,7 @@ _rdmakit()
 	capture)
 		# Operands are a BPF filter expression: nothing to offer.
 		;;
-	version)
+	version|devices)
 		# No operands: offer the options.
 		COMPREPLY=($(compgen -W "$(_rdmakit_command_opts "$cmd")" -- "$cur"))
 		;;

@@ -97,9 +97,8 @@ for r in rows:
 	assert_equal "$text" "$from_json"
 	# help and version are always built.
 	available=$(rdmakit_commands available)
-	assert_line --partial 'help' <<<"$available"
-	grep -qx help <<<"$available"
-	grep -qx version <<<"$available"
+	grep -qx help <<<"$available" || fail "help is not available"
+	grep -qx version <<<"$available" || fail "version is not available"
 }
 
 # --- version ------------------------------------------------------------------------
@@ -508,22 +507,20 @@ for c in json.load(sys.stdin)["results"]:
 
 @test "every command of the table is in rdmakit.1 COMMANDS with its summary and availability" {
 	require_tool groff "rendering the man pages"
+	available=$(rdmakit_commands available)
 	for cmd in $(rdmakit_commands); do
 		entry=$(man_entry man/rdmakit.1 COMMANDS "$cmd")
 		[[ -n $entry ]] || fail "'$cmd' has no entry under COMMANDS in man/rdmakit.1"
 		summary=$(rdmakit_summary "$cmd")
 		[[ $entry == *"$summary"* ]] ||
 			fail "man/rdmakit.1 COMMANDS: '$cmd' does not say '$summary': $entry"
-	done
-	for cmd in $(rdmakit_commands unavailable); do
-		entry=$(man_entry man/rdmakit.1 COMMANDS "$cmd")
-		[[ $entry == *'(not available yet in this version)'* ]] ||
-			fail "man/rdmakit.1 does not mark '$cmd' as not available yet"
-	done
-	for cmd in $(rdmakit_commands available); do
-		entry=$(man_entry man/rdmakit.1 COMMANDS "$cmd")
-		[[ $entry != *'not available yet'* ]] ||
-			fail "man/rdmakit.1 marks '$cmd' as not available yet, but it is built"
+		if grep -qx -- "$cmd" <<<"$available"; then
+			[[ $entry != *'not available yet'* ]] ||
+				fail "man/rdmakit.1 marks '$cmd' as not available yet, but it is built"
+		else
+			[[ $entry == *'(not available yet in this version)'* ]] ||
+				fail "man/rdmakit.1 does not mark '$cmd' as not available yet"
+		fi
 	done
 }
 

@@ -269,9 +269,23 @@ zsh_command_list() {
 # --- man pages ------------------------------------------------------------------
 
 # man_text FILE: the page as plain ASCII text, on very long lines and without
-# hyphenation, so that phrases and options are never split.
+# hyphenation, so that phrases and options are never split.  Rendered once
+# per test (cached in BATS_TEST_TMPDIR).
 man_text() {
-	groff -man -Tascii -rLL=400n -rHY=0 -P-cbou "$1" 2>/dev/null
+	local cache=''
+	if [[ -n ${BATS_TEST_TMPDIR:-} ]]; then
+		cache=$BATS_TEST_TMPDIR/man-text.${1//\//_}
+		if [[ -f $cache ]]; then
+			cat "$cache"
+			return
+		fi
+	fi
+	if [[ -n $cache ]]; then
+		groff -man -Tascii -rLL=400n -rHY=0 -P-cbou "$1" 2>/dev/null >"$cache" &&
+			cat "$cache"
+	else
+		groff -man -Tascii -rLL=400n -rHY=0 -P-cbou "$1" 2>/dev/null
+	fi
 }
 
 # man_entry FILE SECTION TAG: one tagged paragraph (.TP TAG) of SECTION with
