@@ -1,0 +1,1192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TCP control channel (see oob.h for the wire format).
+ *
+ * Sockets stay non-blocking for their whole life and every wait goes
+ * through poll() against one deadline per call, so no read, write, accept
+ * or connect can hang past the caller's timeout, whatever the peer does.
+ * Everything read from the peer is untrusted: the header is checked
+ * (magic, version, length, type) before a payload byte is read, and a
+ * payload is only ever read into a buffer already known to be big enough.
+ */
+#include "oob.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef RDMAKIT_VERSION
+#define RDMAKIT_VERSION "unknown"
+#endif
+
+/*
+ * The QP_INFO codec below writes each field of struct xport_qp_info by
+ * hand.  If the struct grows, this stops the build instead of letting the
+ * new field silently never reach the peer: extend the codec, bump
+ * OOB_PROTO_VERSION, then update these numbers.
+ */
+_Static_assert(sizeof(struct xport_qp_info) == 36 &&
+		       offsetof(struct xport_qp_info, max_rd_atomic) == 32,
+	       "struct xport_qp_info changed: update the QP_INFO codec in oob.c");
+
+/* How long oob_send_error() may block: the real error is already known. */
+#define ERROR_SEND_MS 1000
+/* Pause between connection attempts while the server is not up yet. */
+#define CONNECT_RETRY_MS 50
+/* Bytes of a non-rdmakit greeting quoted back to the user. */
+#define GREETING_SHOW 20
+/* Longest ERROR text we send or show. */
+#define ERROR_TEXT_MAX (XPORT_ERR_LEN - 16)
+
+/* Outcomes of the low-level I/O helpers (>= 0 means bytes or success). */
+enum {
+	IO_TIMEOUT = -1,
+	IO_STOP = -2,	/* interrupted and o->stop set */
+	IO_ERR = -3,	/* errno says why */
+	IO_CLOSED = -4,	/* EPIPE / ECONNRESET on write */
+};
+
+/* Why oob_recv failed, for the helpers that word things differently. */
+enum fail { F_OTHER, F_EOF, F_TIMEOUT, F_VERSION };
+
+static void errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void errf(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, XPORT_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* -1: no deadline (wait forever). */
+static int64_t deadline_after(int timeout_ms)
+{
+	return timeout_ms < 0 ? -1 : now_ns() + (int64_t)timeout_ms * 1000000;
+}
+
+/* "10", "0.3": the timeout as the user gave it (--timeout is in seconds). */
+static const char *secs(int timeout_ms, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%g", timeout_ms / 1000.0);
+	return buf;
+}
+
+static bool stopped(const struct oob *o)
+{
+	return o && o->stop && *o->stop;
+}
+
+/*
+ * Waits until fd has one of events or the deadline passes: 1 ready (an
+ * error or hangup counts: the next call reports it), 0 timed out, IO_STOP,
+ * IO_ERR.  EINTR resumes with the remaining time unless o->stop is set.
+ */
+static int wait_fd(const struct oob *o, int fd, short events, int64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int ms, r;
+
+	for (;;) {
+		if (deadline < 0) {
+			ms = -1;
+		} else {
+			int64_t left = deadline - now_ns();
+
+			if (left <= 0)
+				return 0;
+			/* Round up so we never wake just before the deadline and spin. */
+			left = (left + 999999) / 1000000;
+			ms = left > 1000000000 ? 1000000000 : (int)left;
+		}
+		r = poll(&p, 1, ms);
+		if (r > 0)
+			return 1;
+		if (r < 0) {
+			if (errno != EINTR)
+				return IO_ERR;
+			if (stopped(o))
+				return IO_STOP;
+		}
+		/* r == 0 or EINTR: loop, the deadline check decides. */
+	}
+}
+
+/* One recv() that waits for data first if needed: bytes, 0 on EOF, or IO_*. */
+static ssize_t read_some(struct oob *o, void *p, size_t n, int64_t deadline)
+{
+	for (;;) {
+		ssize_t r = recv(o->fd, p, n, 0);
+		int w;
+
+		if (r >= 0)
+			return r;
+		if (errno == EINTR) {
+			if (stopped(o))
+				return IO_STOP;
+			continue;
+		}
+		/* A reset is the peer going away, same as a close to the user. */
+		if (errno == ECONNRESET)
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return IO_ERR;
+		w = wait_fd(o, o->fd, POLLIN, deadline);
+		if (w == 0)
+			return IO_TIMEOUT;
+		if (w < 0)
+			return w;
+	}
+}
+
+/* Reads exactly n bytes; *got says how far it came.  0 or 0-on-EOF/IO_*. */
+static int read_exact(struct oob *o, void *buf, size_t n, int64_t deadline, size_t *got,
+		      bool *eof)
+{
+	uint8_t *p = buf;
+
+	*got = 0;
+	*eof = false;
+	while (*got < n) {
+		ssize_t r = read_some(o, p + *got, n - *got, deadline);
+
+		if (r == 0) {
+			*eof = true;
+			return -1;
+		}
+		if (r < 0)
+			return (int)r;
+		*got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Writes every byte of iov[0..cnt) (which it consumes): 0 or IO_*. */
+static int write_all(struct oob *o, struct iovec *iov, int cnt, int64_t deadline)
+{
+	while (cnt > 0) {
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
+		ssize_t w;
+
+		if (iov->iov_len == 0) {
+			iov++;
+			cnt--;
+			continue;
+		}
+		/* MSG_NOSIGNAL: a vanished peer is an error to report, not SIGPIPE. */
+		w = sendmsg(o->fd, &mh, MSG_NOSIGNAL);
+		if (w < 0) {
+			int r;
+
+			if (errno == EINTR) {
+				if (stopped(o))
+					return IO_STOP;
+				continue;
+			}
+			if (errno == EPIPE || errno == ECONNRESET)
+				return IO_CLOSED;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return IO_ERR;
+			r = wait_fd(o, o->fd, POLLOUT, deadline);
+			if (r == 0)
+				return IO_TIMEOUT;
+			if (r < 0)
+				return r;
+			continue;
+		}
+		/* Short write: skip what went out, resume mid-buffer. */
+		while (w > 0 && cnt > 0) {
+			size_t take = (size_t)w < iov->iov_len ? (size_t)w : iov->iov_len;
+
+			iov->iov_base = (uint8_t *)iov->iov_base + take;
+			iov->iov_len -= take;
+			w -= (ssize_t)take;
+			if (iov->iov_len == 0) {
+				iov++;
+				cnt--;
+			}
+		}
+	}
+	return 0;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+const char *oob_type_name(enum oob_type type)
+{
+	switch (type) {
+	case OOB_ANY: return "message";
+	case OOB_HELLO: return "hello";
+	case OOB_PARAMS: return "parameters";
+	case OOB_QP_INFO: return "QP info";
+	case OOB_BARRIER: return "barrier";
+	case OOB_RESULT: return "result";
+	case OOB_ERROR: return "error report";
+	case OOB_BYE: return "goodbye";
+	}
+	return "unknown message";
+}
+
+static bool type_valid(uint32_t t)
+{
+	return t >= OOB_HELLO && t <= OOB_BYE;
+}
+
+/* Copies peer text for display: printable ASCII only, stops at NUL. */
+static void sanitize(char *out, size_t cap, const uint8_t *in, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n && in[i] && k + 1 < cap; i++)
+		out[k++] = (in[i] >= 0x20 && in[i] < 0x7f) ? (char)in[i] : '?';
+	out[k] = '\0';
+}
+
+static void fmt_peer(char *out, const char *host, uint16_t port)
+{
+	if (strchr(host, ':'))
+		snprintf(out, OOB_PEER_LEN, "[%s]:%u", host, port);
+	else
+		snprintf(out, OOB_PEER_LEN, "%s:%u", host, port);
+}
+
+static void fmt_sockaddr(char *out, const struct sockaddr_storage *ss)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	uint16_t port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &s->sin_addr, host, sizeof(host));
+		port = ntohs(s->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
+
+		/* A dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d. */
+		if (IN6_IS_ADDR_V4MAPPED(&s->sin6_addr))
+			inet_ntop(AF_INET, &s->sin6_addr.s6_addr[12], host, sizeof(host));
+		else
+			inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof(host));
+		port = ntohs(s->sin6_port);
+	}
+	fmt_peer(out, host, port);
+}
+
+static void oob_init(struct oob *o, int fd, int timeout_ms)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = fd;
+	o->timeout_ms = timeout_ms;
+	o->stop = NULL;
+}
+
+/*
+ * Control messages are small request/response exchanges: without
+ * TCP_NODELAY, Nagle plus delayed ACKs can hold a barrier for 40 ms.
+ */
+static void set_nodelay(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* --- listen / accept / connect ------------------------------------------- */
+
+static int listen_explain(const char *what, uint16_t port, int e, char *err)
+{
+	if (e == EADDRINUSE)
+		errf(err, "control port %u is already in use on %s (another rdmakit server?); "
+			  "stop it or pick another -p/--port", port, what);
+	else if (e == EADDRNOTAVAIL)
+		errf(err, "cannot listen on %s: it is not an address of this host; "
+			  "check the bind address", what);
+	else if (e == EACCES)
+		errf(err, "cannot listen on %s port %u: permission denied; "
+			  "ports below 1024 need root, pick another -p/--port", what, port);
+	else
+		errf(err, "cannot listen on %s port %u: %s", what, port, strerror(e));
+	return -1;
+}
+
+/* socket + SO_REUSEADDR + bind + listen: the fd, or -1 with errno set. */
+static int listen_on(const struct sockaddr *sa, socklen_t salen, bool dual_stack)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1, zero = 0, e;
+
+	if (fd < 0)
+		return -1;
+	/* A server restarted right after a run must not wait out TIME_WAIT. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+		goto fail;
+	/* One socket for IPv6 and IPv4 clients, whatever net.ipv6.bindv6only says. */
+	if (dual_stack && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0)
+		goto fail;
+	if (bind(fd, sa, salen) < 0 || listen(fd, 16) < 0)
+		goto fail;
+	return fd;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int oob_listen(const char *bind_addr, uint16_t port, int *listen_fd, char *err)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	};
+	struct addrinfo *res, *ai;
+	char svc[8];
+	int fd, rc, e = 0;
+
+	*listen_fd = -1;
+	if (!bind_addr) {
+		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
+					   .sin6_addr = IN6ADDR_ANY_INIT };
+		struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons(port),
+					  .sin_addr.s_addr = htonl(INADDR_ANY) };
+
+		fd = listen_on((struct sockaddr *)&s6, sizeof(s6), true);
+		/* No IPv6 on this host (ipv6.disable=1): IPv4 alone will do. */
+		if (fd < 0 && errno != EADDRINUSE && errno != EACCES)
+			fd = listen_on((struct sockaddr *)&s4, sizeof(s4), false);
+		if (fd < 0)
+			return listen_explain("all addresses", port, errno, err);
+		*listen_fd = fd;
+		return 0;
+	}
+
+	snprintf(svc, sizeof(svc), "%u", port);
+	rc = getaddrinfo(bind_addr, svc, &hints, &res);
+	if (rc) {
+		errf(err, "cannot resolve bind address %s: %s; give an IP address of this host",
+		     bind_addr, rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		return -1;
+	}
+	fd = -1;
+	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = listen_on(ai->ai_addr, ai->ai_addrlen, false);
+		if (fd < 0)
+			e = errno;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return listen_explain(bind_addr, port, e, err);
+	*listen_fd = fd;
+	return 0;
+}
+
+uint16_t oob_listen_port(int listen_fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(listen_fd, (struct sockaddr *)&ss, &len) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
+int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err)
+{
+	int64_t deadline = deadline_after(timeout_ms);
+	char t[16];
+
+	oob_init(o, -1, timeout_ms);
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd, w;
+
+		fd = accept4(listen_fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			set_nodelay(fd);
+			o->fd = fd;
+			fmt_sockaddr(o->peer, &ss);
+			return 0;
+		}
+		/* A client that connected and reset before we got to it: keep waiting. */
+		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			errf(err, "cannot accept a control connection: %s", strerror(errno));
+			return -1;
+		}
+		w = wait_fd(o, listen_fd, POLLIN, deadline);
+		if (w == 0) {
+			errf(err, "no client connected within %s s; start the client side "
+				  "(with this host's address) or raise --timeout",
+			     secs(timeout_ms, t, sizeof(t)));
+			return -1;
+		}
+		if (w < 0) {
+			errf(err, "cannot wait for a control connection: %s", strerror(errno));
+			return -1;
+		}
+	}
+}
+
+/*
+ * One non-blocking connect() to ai, bounded by the deadline: the fd, or
+ * -1 with *e the reason (ETIMEDOUT when our deadline passed first).
+ */
+static int try_connect(const struct addrinfo *ai, int64_t deadline, int *e)
+{
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	socklen_t len = sizeof(*e);
+	int w;
+
+	if (fd < 0) {
+		*e = errno;
+		return -1;
+	}
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		return fd;
+	if (errno != EINPROGRESS && errno != EINTR) {
+		*e = errno;
+		goto fail;
+	}
+	w = wait_fd(NULL, fd, POLLOUT, deadline);
+	if (w <= 0) {
+		*e = w == 0 ? ETIMEDOUT : errno;
+		goto fail;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, e, &len) < 0)
+		*e = errno;
+	if (*e == 0)
+		return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, char *err)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICSERV,
+	};
+	int64_t deadline = deadline_after(timeout_ms);
+	struct addrinfo *res, *ai;
+	char svc[8], t[16];
+	int rc, fd = -1, e = 0;
+	/* Sticky: the last try may be cut short by the deadline instead. */
+	bool refused = false;
+
+	oob_init(o, -1, timeout_ms);
+	fmt_peer(o->peer, host, port);
+	snprintf(svc, sizeof(svc), "%u", port);
+	/* getaddrinfo() has no timeout of its own; literals and /etc/hosts are instant. */
+	rc = getaddrinfo(host, svc, &hints, &res);
+	if (rc) {
+		errf(err, "cannot resolve %s: %s; check the host name or give an IP address", host,
+		     rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		return -1;
+	}
+	for (;;) {
+		bool refused_now = false;
+		int other = 0;
+
+		for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+			fd = try_connect(ai, deadline, &e);
+			if (fd >= 0)
+				break;
+			if (e == ECONNREFUSED)
+				refused = refused_now = true;
+			else if (e == ETIMEDOUT)
+				break;
+			else
+				other = e;
+		}
+		if (fd >= 0)
+			break;
+		if (e == ETIMEDOUT || (deadline >= 0 && now_ns() >= deadline)) {
+			if (refused)
+				errf(err, "no rdmakit server at %s after %s s (connection refused); "
+					  "start the server side there first, or check -p/--port",
+				     o->peer, secs(timeout_ms, t, sizeof(t)));
+			else
+				errf(err, "timed out after %s s connecting to %s; check the address, "
+					  "the route, and that no firewall drops TCP port %u",
+				     secs(timeout_ms, t, sizeof(t)), o->peer, port);
+			freeaddrinfo(res);
+			return -1;
+		}
+		/*
+		 * Only "refused" is worth retrying: it is what a client started a
+		 * moment before its server sees.  Unreachable networks and the
+		 * like will not fix themselves within a test's timeout.
+		 */
+		if (!refused_now) {
+			errf(err, "cannot connect to %s: %s; check the address and the route",
+			     o->peer, strerror(other));
+			freeaddrinfo(res);
+			return -1;
+		}
+		if (deadline < 0) {
+			sleep_ms(CONNECT_RETRY_MS);
+		} else {
+			int64_t left = (deadline - now_ns()) / 1000000;
+
+			sleep_ms(left < CONNECT_RETRY_MS ? (left > 0 ? left : 0) : CONNECT_RETRY_MS);
+		}
+	}
+	freeaddrinfo(res);
+	set_nodelay(fd);
+	o->fd = fd;
+	return 0;
+}
+
+void oob_close(struct oob *o)
+{
+	if (o && o->fd >= 0) {
+		close(o->fd);
+		o->fd = -1;
+	}
+}
+
+/* --- messages ------------------------------------------------------------- */
+
+static int send_deadline(struct oob *o, enum oob_type type, const void *buf, size_t len,
+			 int64_t deadline, char *err)
+{
+	uint8_t hdr[OOB_HDR_LEN];
+	struct iovec iov[2];
+	char t[16];
+	int r;
+
+	if (!type_valid((uint32_t)type)) {
+		errf(err, "internal error: cannot send control message type %d", (int)type);
+		return -1;
+	}
+	if (len > OOB_MAX_PAYLOAD) {
+		errf(err, "our %s is %zu bytes, over the %d-byte limit of a control message",
+		     oob_type_name(type), len, OOB_MAX_PAYLOAD);
+		return -1;
+	}
+	if (o->fd < 0) {
+		errf(err, "the control connection is already closed");
+		return -1;
+	}
+	memcpy(hdr, OOB_MAGIC, 4);
+	put16(hdr + 4, OOB_PROTO_VERSION);
+	put16(hdr + 6, (uint16_t)type);
+	put32(hdr + 8, (uint32_t)len);
+	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
+	iov[1] = (struct iovec){ .iov_base = (void *)buf, .iov_len = buf ? len : 0 };
+	r = write_all(o, iov, 2, deadline);
+	if (r == 0)
+		return 0;
+	if (r == IO_CLOSED)
+		errf(err, "peer closed the control connection before our %s went out; "
+			  "check its output", oob_type_name(type));
+	else if (r == IO_TIMEOUT)
+		errf(err, "timed out after %s s sending our %s; the peer stopped reading "
+			  "(raise --timeout if it is busy)", secs(o->timeout_ms, t, sizeof(t)),
+		     oob_type_name(type));
+	else if (r == IO_STOP)
+		errf(err, "interrupted while sending our %s", oob_type_name(type));
+	else
+		errf(err, "cannot send our %s on the control connection: %s",
+		     oob_type_name(type), strerror(errno));
+	return -1;
+}
+
+int oob_send(struct oob *o, enum oob_type type, const void *buf, size_t len, char *err)
+{
+	if (len && !buf) {
+		errf(err, "internal error: %zu-byte %s without a buffer", len, oob_type_name(type));
+		return -1;
+	}
+	return send_deadline(o, type, buf, len, deadline_after(o->timeout_ms), err);
+}
+
+/* "looks like ..." for greetings users are likely to hit on a wrong port. */
+static const char *greeting_hint(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 5 && !memcmp(b, "HTTP/", 5))
+		return "; it looks like a web server";
+	if (n >= 4 && !memcmp(b, "SSH-", 4))
+		return "; it looks like an SSH server";
+	/* perftest opens with its version, e.g. "6.21", NUL-padded to 16 bytes. */
+	while (i < n && b[i] >= '0' && b[i] <= '9')
+		i++;
+	if (i > 0 && i < n && b[i] == '.') {
+		for (i++; i < n && ((b[i] >= '0' && b[i] <= '9') || b[i] == '.'); i++)
+			;
+		if (i == n || b[i] == '\0')
+			return "; it looks like perftest";
+	}
+	return "";
+}
+
+/* The peer's first bytes are not our magic: say what it sent instead. */
+static int not_rdmakit(struct oob *o, const uint8_t *hdr, size_t got, char *err)
+{
+	uint8_t b[GREETING_SHOW + 1];
+	char shown[GREETING_SHOW * 4 + 8];
+	size_t n = got, i, k = 0;
+	ssize_t r;
+
+	memcpy(b, hdr, got);
+	/* Whatever else already arrived, for a more telling quote; no waiting. */
+	r = recv(o->fd, b + n, sizeof(b) - n, MSG_DONTWAIT);
+	if (r > 0)
+		n += (size_t)r;
+	for (i = 0; i < n && i < GREETING_SHOW; i++) {
+		uint8_t c = b[i];
+
+		if (c == '\r' || c == '\n') {
+			shown[k++] = '\\';
+			shown[k++] = c == '\r' ? 'r' : 'n';
+		} else if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			shown[k++] = (char)c;
+		} else {
+			k += (size_t)snprintf(shown + k, sizeof(shown) - k, "\\x%02x", c);
+		}
+	}
+	shown[k] = '\0';
+	errf(err, "peer at %s is not rdmakit (got \"%s\"%s%s); check the host and -p/--port, "
+		  "and run rdmakit on both sides",
+	     o->peer, shown, n > GREETING_SHOW ? "..." : "", greeting_hint(b, n));
+	return -1;
+}
+
+/* The rdmakit version text out of a HELLO payload ("" if malformed). */
+static void hello_version(const uint8_t *p, size_t len, char *out)
+{
+	out[0] = '\0';
+	if (len > 4)
+		sanitize(out, OOB_VERSION_LEN, p + 4, len - 4);
+}
+
+/*
+ * Reads and drops the payload of a well-formed message we refuse, so the
+ * stream stays in step (the caller may still send an ERROR and read the
+ * peer's next message).  Best effort: the refusal is the error to report.
+ */
+static void discard(struct oob *o, size_t len, int64_t deadline)
+{
+	uint8_t junk[4096];
+	size_t got;
+	bool eof;
+
+	while (len > 0) {
+		size_t n = len < sizeof(junk) ? len : sizeof(junk);
+
+		if (read_exact(o, junk, n, deadline, &got, &eof) < 0)
+			return;
+		len -= n;
+	}
+}
+
+/* Reports a peer's ERROR message: reads (a bounded part of) its text. */
+static int peer_error(struct oob *o, uint32_t len, int64_t deadline, char *err)
+{
+	uint8_t text[ERROR_TEXT_MAX];
+	char shown[ERROR_TEXT_MAX];
+	size_t want = len < sizeof(text) ? len : sizeof(text), got = 0;
+	bool eof;
+
+	/* Whatever part of the text arrives is worth showing; errors here don't matter. */
+	if (read_exact(o, text, want, deadline, &got, &eof) == 0)
+		discard(o, len - want, deadline);
+	sanitize(shown, sizeof(shown), text, got);
+	if (shown[0])
+		errf(err, "peer: %s", shown);
+	else
+		errf(err, "peer: gave up without saying why; check its output");
+	return -1;
+}
+
+/*
+ * The one receive path.  hello: word EOF and timeouts for the first
+ * message, when the other end may not be rdmakit at all.
+ */
+static int recv_impl(struct oob *o, enum oob_type expect, enum oob_type *type_out, void *buf,
+		     size_t cap, size_t *len_out, char *err, enum fail *why, bool hello)
+{
+	int64_t deadline = deadline_after(o->timeout_ms);
+	const char *what = oob_type_name(expect);
+	uint8_t hdr[OOB_HDR_LEN];
+	uint32_t version, type, len;
+	size_t got = 0;
+	bool eof;
+	char t[16];
+	int r;
+
+	*why = F_OTHER;
+	*len_out = 0;
+	if (o->fd < 0) {
+		errf(err, "the control connection is already closed");
+		return -1;
+	}
+
+	/*
+	 * Header, checking the magic as soon as its first bytes arrive: a
+	 * foreign server's short greeting must not leave us waiting for 12.
+	 */
+	while (got < OOB_HDR_LEN) {
+		ssize_t n = read_some(o, hdr + got, OOB_HDR_LEN - got, deadline);
+
+		if (n > 0) {
+			got += (size_t)n;
+			if (memcmp(hdr, OOB_MAGIC, got < 4 ? got : 4))
+				return not_rdmakit(o, hdr, got, err);
+			continue;
+		}
+		if (n == 0 && got == 0) {
+			*why = F_EOF;
+			if (hello)
+				errf(err, "peer at %s closed the control connection during the hello; "
+					  "is it rdmakit, and the same version? check its output",
+				     o->peer);
+			else
+				errf(err, "peer closed the control connection while we waited for its %s; "
+					  "it exited or failed, check its output", what);
+		} else if (n == 0) {
+			errf(err, "peer closed the control connection in the middle of a message "
+				  "(got %zu of %d header bytes); check its output", got, OOB_HDR_LEN);
+		} else if (n == IO_TIMEOUT && got == 0) {
+			*why = F_TIMEOUT;
+			if (hello)
+				errf(err, "timed out after %s s waiting for the peer's hello; is rdmakit "
+					  "(not another program) listening at %s?",
+				     secs(o->timeout_ms, t, sizeof(t)), o->peer);
+			else
+				errf(err, "timed out after %s s waiting for the peer's %s; the peer is "
+					  "gone or stuck (raise --timeout if it needs longer)",
+				     secs(o->timeout_ms, t, sizeof(t)), what);
+		} else if (n == IO_TIMEOUT) {
+			errf(err, "timed out after %s s in the middle of the peer's message header "
+				  "(got %zu of %d bytes); the peer or the network stalled",
+			     secs(o->timeout_ms, t, sizeof(t)), got, OOB_HDR_LEN);
+		} else if (n == IO_STOP) {
+			errf(err, "interrupted while waiting for the peer's %s", what);
+		} else {
+			errf(err, "cannot read the control connection: %s", strerror(errno));
+		}
+		return -1;
+	}
+	version = get16(hdr + 4);
+	type = get16(hdr + 6);
+	len = get32(hdr + 8);
+
+	if (version != OOB_PROTO_VERSION) {
+		uint8_t hp[OOB_HELLO_LEN];
+		char pv[OOB_VERSION_LEN] = "";
+
+		/*
+		 * The header and HELLO layouts never change, so the peer's
+		 * rdmakit version can be read whatever protocol it speaks.
+		 */
+		if (type == OOB_HELLO && len >= 4 && len <= OOB_MAX_PAYLOAD) {
+			size_t want = len < sizeof(hp) ? len : sizeof(hp);
+
+			if (read_exact(o, hp, want, deadline, &got, &eof) == 0)
+				hello_version(hp, want, pv);
+		}
+		*why = F_VERSION;
+		errf(err, "peer speaks rdmakit control protocol %u, we speak %d; use the same "
+			  "rdmakit version on both sides (peer runs %s, we run %s)",
+		     version, OOB_PROTO_VERSION, pv[0] ? pv : "an unknown version", RDMAKIT_VERSION);
+		return -1;
+	}
+	/* Checked before anything is read or sized from it. */
+	if (len > OOB_MAX_PAYLOAD) {
+		errf(err, "peer announced a %u-byte %s, over the %d-byte limit of a control "
+			  "message; the peer is broken, check its version",
+		     len, type_valid(type) ? oob_type_name(type) : "message", OOB_MAX_PAYLOAD);
+		return -1;
+	}
+	if (!type_valid(type)) {
+		errf(err, "peer sent a control message of unknown type %u; use the same rdmakit "
+			  "version on both sides", type);
+		return -1;
+	}
+	if (type == OOB_ERROR && expect != OOB_ERROR)
+		return peer_error(o, len, deadline, err);
+	if (expect != OOB_ANY && type != expect) {
+		if (type == OOB_BYE)
+			errf(err, "peer ended the session while we waited for its %s; "
+				  "check its output", what);
+		else
+			errf(err, "peer sent its %s while we waited for its %s; run the same "
+				  "command and options on both sides",
+			     oob_type_name(type), what);
+		discard(o, len, deadline);
+		return -1;
+	}
+	what = oob_type_name(type);
+	if (len > cap) {
+		errf(err, "peer's %s is %u bytes, more than the %zu we accept; run the same "
+			  "rdmakit version and options on both sides", what, len, cap);
+		discard(o, len, deadline);
+		return -1;
+	}
+	r = read_exact(o, buf, len, deadline, &got, &eof);
+	if (r < 0) {
+		if (eof)
+			errf(err, "peer closed the control connection in the middle of its %s "
+				  "(got %zu of %u bytes); check its output", what, got, len);
+		else if (r == IO_TIMEOUT)
+			errf(err, "timed out after %s s in the middle of the peer's %s (got %zu of "
+				  "%u bytes); the peer or the network stalled",
+			     secs(o->timeout_ms, t, sizeof(t)), what, got, len);
+		else if (r == IO_STOP)
+			errf(err, "interrupted while receiving the peer's %s", what);
+		else
+			errf(err, "cannot read the control connection: %s", strerror(errno));
+		return -1;
+	}
+	if (cap > len)
+		((uint8_t *)buf)[len] = 0;
+	*type_out = (enum oob_type)type;
+	*len_out = len;
+	return 0;
+}
+
+int oob_recv(struct oob *o, enum oob_type expect_type, void *buf, size_t cap, size_t *len,
+	     char *err)
+{
+	enum oob_type type;
+	enum fail why;
+
+	return recv_impl(o, expect_type, &type, buf, cap, len, err, &why, false);
+}
+
+int oob_recv_msg(struct oob *o, enum oob_type *type, void *buf, size_t cap, size_t *len,
+		 char *err)
+{
+	enum fail why;
+
+	return recv_impl(o, OOB_ANY, type, buf, cap, len, err, &why, false);
+}
+
+/* --- helpers ---------------------------------------------------------------- */
+
+/*
+ * HELLO is padded to OOB_HELLO_LEN bytes on purpose: a perftest server
+ * (the likeliest wrong program on port 18515) first reads a fixed 16-byte
+ * version string, older ones a fixed key message of up to 108 bytes.  A
+ * HELLO longer than both always completes that read, so perftest answers
+ * or hangs up at once and the user gets "not rdmakit" instead of a timeout.
+ */
+static int send_hello(struct oob *o, int64_t deadline, char *err)
+{
+	uint8_t p[OOB_HELLO_LEN] = { 0 };
+	size_t vlen = strlen(RDMAKIT_VERSION);
+
+	if (vlen > OOB_VERSION_LEN - 1)
+		vlen = OOB_VERSION_LEN - 1;
+	put16(p, OOB_PROTO_VERSION);
+	put16(p + 2, 0);		/* flags: none yet */
+	memcpy(p + 4, RDMAKIT_VERSION, vlen);
+	return send_deadline(o, OOB_HELLO, p, sizeof(p), deadline, err);
+}
+
+static int recv_hello(struct oob *o, char *err, enum fail *why)
+{
+	uint8_t p[OOB_HELLO_LEN];
+	enum oob_type type;
+	size_t len;
+
+	if (recv_impl(o, OOB_HELLO, &type, p, sizeof(p), &len, err, why, true) < 0)
+		return -1;
+	if (len < 5 || get16(p) != OOB_PROTO_VERSION) {
+		errf(err, "peer at %s sent a malformed hello; use the same rdmakit version on "
+			  "both sides", o->peer);
+		return -1;
+	}
+	hello_version(p, len, o->peer_version);
+	return 0;
+}
+
+int oob_hello(struct oob *o, bool is_server, char *err)
+{
+	enum fail why;
+
+	o->peer_version[0] = '\0';
+	if (!is_server) {
+		if (send_hello(o, deadline_after(o->timeout_ms), err) < 0)
+			return -1;
+		return recv_hello(o, err, &why);
+	}
+	if (recv_hello(o, err, &why) < 0) {
+		/*
+		 * Still tell a client of another version who we are: it then
+		 * reports the mismatch itself instead of a closed connection.
+		 */
+		if (why == F_VERSION)
+			send_hello(o, deadline_after(ERROR_SEND_MS), NULL);
+		return -1;
+	}
+	return send_hello(o, deadline_after(o->timeout_ms), err);
+}
+
+static bool mtu_valid(uint32_t mtu)
+{
+	return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+}
+
+/* Range checks shared by both directions: what we refuse to send we refuse to take. */
+static int check_qp_info(const struct xport_qp_info *q, size_t i, const char *whose, char *err)
+{
+	if (q->qpn > 0xFFFFFF) {
+		errf(err, "%s QP info #%zu has QPN 0x%x, wider than 24 bits", whose, i, q->qpn);
+		return -1;
+	}
+	if (q->psn > 0xFFFFFF) {
+		errf(err, "%s QP info #%zu has PSN 0x%x, wider than 24 bits", whose, i, q->psn);
+		return -1;
+	}
+	if (!mtu_valid(q->mtu)) {
+		errf(err, "%s QP info #%zu has MTU %u; it must be 256, 512, 1024, 2048 or 4096",
+		     whose, i, q->mtu);
+		return -1;
+	}
+	return 0;
+}
+
+long oob_encode_qp_info(const struct xport_qp_info *info, size_t n, uint8_t *out, size_t cap,
+			char *err)
+{
+	size_t need, i;
+	uint8_t *p;
+
+	if (n > OOB_MAX_QP_INFO) {
+		errf(err, "%zu QPs do not fit in one control message (at most %d); use fewer -q/--qp",
+		     n, (int)OOB_MAX_QP_INFO);
+		return -1;
+	}
+	need = 4 + n * OOB_QP_INFO_WIRE_LEN;
+	if (need > cap) {
+		errf(err, "internal error: %zu bytes needed to encode QP info, %zu given", need, cap);
+		return -1;
+	}
+	put32(out, (uint32_t)n);
+	p = out + 4;
+	for (i = 0; i < n; i++) {
+		const struct xport_qp_info *q = &info[i];
+
+		if (check_qp_info(q, i, "our", err) < 0)
+			return -1;
+		put32(p, q->qpn);
+		put32(p + 4, q->psn);
+		memcpy(p + 8, q->gid, 16);
+		put16(p + 24, q->udp_port);
+		put16(p + 26, q->lid);
+		put32(p + 28, q->mtu);
+		p[32] = q->max_rd_atomic;
+		p += OOB_QP_INFO_WIRE_LEN;
+	}
+	return (long)need;
+}
+
+long oob_decode_qp_info(const uint8_t *in, size_t len, struct xport_qp_info *info, size_t cap,
+			char *err)
+{
+	uint32_t n;
+	size_t i;
+	const uint8_t *p;
+
+	if (len < 4) {
+		errf(err, "peer's QP info is %zu bytes, too short to hold a count", len);
+		return -1;
+	}
+	n = get32(in);
+	/* Compare without multiplying a peer-chosen count: no overflow possible. */
+	if (n > OOB_MAX_QP_INFO || len != 4 + (size_t)n * OOB_QP_INFO_WIRE_LEN) {
+		errf(err, "peer's QP info is malformed (%u entries in %zu bytes); use the same "
+			  "rdmakit version on both sides", n, len);
+		return -1;
+	}
+	if (n > cap) {
+		errf(err, "peer sent info for %u QPs, we expect at most %zu; use the same "
+			  "-q/--qp on both sides", n, cap);
+		return -1;
+	}
+	p = in + 4;
+	for (i = 0; i < n; i++) {
+		struct xport_qp_info *q = &info[i];
+
+		memset(q, 0, sizeof(*q));
+		q->qpn = get32(p);
+		q->psn = get32(p + 4);
+		memcpy(q->gid, p + 8, 16);
+		q->udp_port = get16(p + 24);
+		q->lid = get16(p + 26);
+		q->mtu = get32(p + 28);
+		q->max_rd_atomic = p[32];
+		if (check_qp_info(q, i, "peer's", err) < 0)
+			return -1;
+		p += OOB_QP_INFO_WIRE_LEN;
+	}
+	return (long)n;
+}
+
+static int send_qp_info(struct oob *o, const struct xport_qp_info *mine, size_t n, char *err)
+{
+	size_t cap = 4 + (n <= OOB_MAX_QP_INFO ? n : 0) * OOB_QP_INFO_WIRE_LEN;
+	uint8_t *buf = malloc(cap);
+	long len;
+	int r = -1;
+
+	if (!buf) {
+		errf(err, "out of memory encoding QP info");
+		return -1;
+	}
+	len = oob_encode_qp_info(mine, n, buf, cap, err);
+	if (len >= 0)
+		r = oob_send(o, OOB_QP_INFO, buf, (size_t)len, err);
+	free(buf);
+	return r;
+}
+
+static int recv_qp_info(struct oob *o, struct xport_qp_info *theirs, size_t cap, size_t *n,
+			char *err)
+{
+	/* Room for one entry more than cap: a longer list is reported as such. */
+	size_t room = (cap < OOB_MAX_QP_INFO ? cap + 1 : OOB_MAX_QP_INFO) * OOB_QP_INFO_WIRE_LEN;
+	uint8_t *buf = malloc(4 + room);
+	size_t len;
+	long got = -1;
+
+	*n = 0;
+	if (!buf) {
+		errf(err, "out of memory receiving QP info");
+		return -1;
+	}
+	if (oob_recv(o, OOB_QP_INFO, buf, 4 + room, &len, err) == 0)
+		got = oob_decode_qp_info(buf, len, theirs, cap, err);
+	free(buf);
+	if (got < 0)
+		return -1;
+	*n = (size_t)got;
+	return 0;
+}
+
+int oob_xchg_qp_info(struct oob *o, bool is_server, const struct xport_qp_info *mine, size_t n,
+		     struct xport_qp_info *theirs, size_t cap, size_t *n_theirs, char *err)
+{
+	*n_theirs = 0;
+	if (!is_server) {
+		if (send_qp_info(o, mine, n, err) < 0)
+			return -1;
+		return recv_qp_info(o, theirs, cap, n_theirs, err);
+	}
+	if (recv_qp_info(o, theirs, cap, n_theirs, err) < 0)
+		return -1;
+	return send_qp_info(o, mine, n, err);
+}
+
+int oob_barrier(struct oob *o, uint32_t id, char *err)
+{
+	uint8_t p[8];
+	size_t len;
+
+	put32(p, id);
+	if (oob_send(o, OOB_BARRIER, p, 4, err) < 0)
+		return -1;
+	if (oob_recv(o, OOB_BARRIER, p, sizeof(p), &len, err) < 0)
+		return -1;
+	if (len != 4) {
+		errf(err, "peer's barrier is %zu bytes, not 4; use the same rdmakit version on "
+			  "both sides", len);
+		return -1;
+	}
+	if (get32(p) != id) {
+		errf(err, "peer reached barrier %u while we are at barrier %u; the two sides are "
+			  "out of step, run the same command and options on both", get32(p), id);
+		return -1;
+	}
+	return 0;
+}
+
+void oob_send_error(struct oob *o, const char *text)
+{
+	int ms = o->timeout_ms >= 0 && o->timeout_ms < ERROR_SEND_MS ? o->timeout_ms : ERROR_SEND_MS;
+	size_t len = text ? strnlen(text, ERROR_TEXT_MAX - 1) : 0;
+
+	if (o->fd >= 0)
+		send_deadline(o, OOB_ERROR, text, len, deadline_after(ms), NULL);
+}
+
+int oob_bye(struct oob *o, char *err)
+{
+	uint8_t p[1];
+	enum oob_type type;
+	enum fail why;
+	size_t len;
+
+	if (oob_send(o, OOB_BYE, NULL, 0, err) < 0)
+		return -1;
+	if (recv_impl(o, OOB_BYE, &type, p, sizeof(p), &len, err, &why, false) == 0)
+		return 0;
+	/* A peer that closed right after its last message is done too. */
+	return why == F_EOF ? 0 : -1;
+}

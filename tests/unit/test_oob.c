@@ -1,0 +1,1078 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Control channel tests (lib/transport/oob.c) over real TCP on loopback.
+ * Each test runs one side in the main thread and the other in a thread:
+ * either the real oob API (a "server" thread) or a "raw" peer that writes
+ * chosen bytes, which is how a foreign program, another protocol version
+ * or a broken peer is played.  Ports are ephemeral (port 0), so parallel
+ * runs do not collide.  Timeouts are a few hundred ms to keep the whole
+ * file well under 5 s; timing checks allow generous slack for sanitizers.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "oob.h"
+#include "unit.h"
+
+#ifndef RDMAKIT_VERSION
+#define RDMAKIT_VERSION "unknown"
+#endif
+
+/* Long enough never to fire in a passing run, short enough not to hang CI. */
+#define LONG_MS 3000
+
+#define CHECK_HAS(u, s, sub)                                                       \
+	do {                                                                       \
+		const char *s_ = (s), *sub_ = (sub);                               \
+		if (!strstr(s_, sub_)) {                                           \
+			(u)->failures++;                                           \
+			printf("#   %s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
+			       s_, sub_);                                          \
+		}                                                                  \
+	} while (0)
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* A port nobody listens on right now (bound, read, released). */
+static uint16_t free_port(void)
+{
+	char err[XPORT_ERR_LEN];
+	uint16_t port;
+	int fd;
+
+	if (oob_listen("127.0.0.1", 0, &fd, err) < 0)
+		return 0;
+	port = oob_listen_port(fd);
+	close(fd);
+	return port;
+}
+
+/* --- a peer thread using the oob API ------------------------------------- */
+
+struct srv {
+	int lfd;
+	uint16_t port;
+	void (*fn)(struct srv *s, struct oob *o);
+	int rc;			/* -1 when a step failed */
+	char err[XPORT_ERR_LEN];
+	char peer[OOB_PEER_LEN];
+	char peer_version[OOB_VERSION_LEN];
+	char params[128];
+	uint8_t *buf;		/* scratch, OOB_MAX_PAYLOAD + 1 bytes */
+	size_t len;
+	struct xport_qp_info qp[8];
+	size_t n_qp;
+	pthread_t th;
+};
+
+static void *srv_main(void *arg)
+{
+	struct srv *s = arg;
+	struct oob o;
+
+	s->rc = oob_accept(s->lfd, LONG_MS, &o, s->err);
+	if (s->rc == 0) {
+		snprintf(s->peer, sizeof(s->peer), "%s", o.peer);
+		s->fn(s, &o);
+		oob_close(&o);
+	}
+	return NULL;
+}
+
+static int srv_start(struct srv *s, const char *addr, void (*fn)(struct srv *, struct oob *))
+{
+	char err[XPORT_ERR_LEN];
+
+	memset(s, 0, sizeof(*s));
+	s->fn = fn;
+	s->buf = calloc(1, OOB_MAX_PAYLOAD + 1);
+	if (!s->buf || oob_listen(addr, 0, &s->lfd, err) < 0) {
+		printf("# listen on %s: %s\n", addr ? addr : "any", s->buf ? err : "no memory");
+		free(s->buf);
+		return -1;
+	}
+	s->port = oob_listen_port(s->lfd);
+	if (pthread_create(&s->th, NULL, srv_main, s)) {
+		close(s->lfd);
+		free(s->buf);
+		return -1;
+	}
+	return 0;
+}
+
+static void srv_join(struct srv *s)
+{
+	pthread_join(s->th, NULL);
+	close(s->lfd);
+	free(s->buf);
+}
+
+/* --- a raw peer thread: plays a foreign or broken program ----------------- */
+
+struct raw {
+	int lfd;		/* accept here; -1: connect to 127.0.0.1:port */
+	uint16_t port;
+	bool read_first;	/* read the other side's opening before writing */
+	const void *bytes;	/* then write these */
+	size_t n;
+	bool close_now;		/* close right after writing, else wait for EOF */
+	uint8_t seen[1024];	/* what the other side sent */
+	size_t n_seen;
+	pthread_t th;
+};
+
+/* Appends what arrives within ms to r->seen; false on EOF or timeout. */
+static bool raw_read(struct raw *r, int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint8_t junk[512];
+	ssize_t n;
+
+	if (poll(&p, 1, ms) <= 0)
+		return false;
+	if (r->n_seen < sizeof(r->seen))
+		n = read(fd, r->seen + r->n_seen, sizeof(r->seen) - r->n_seen);
+	else
+		n = read(fd, junk, sizeof(junk));
+	if (n <= 0)
+		return false;
+	if (r->n_seen < sizeof(r->seen))
+		r->n_seen += (size_t)n;
+	return true;
+}
+
+static void *raw_main(void *arg)
+{
+	struct raw *r = arg;
+	int fd;
+
+	if (r->lfd >= 0) {
+		struct pollfd p = { .fd = r->lfd, .events = POLLIN };
+
+		if (poll(&p, 1, LONG_MS) <= 0)
+			return NULL;
+		fd = accept(r->lfd, NULL, NULL);
+	} else {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(r->port),
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0)
+		return NULL;
+	/* Our side always opens with a hello: read all of it. */
+	while (r->read_first && r->n_seen < OOB_HDR_LEN + OOB_HELLO_LEN && raw_read(r, fd, LONG_MS))
+		;
+	if (r->n && write(fd, r->bytes, r->n) != (ssize_t)r->n)
+		r->n_seen = 0;
+	/*
+	 * Holding the connection until the other side closes keeps our close
+	 * from resetting it while it still reads (which would turn the
+	 * behaviour under test into a race).
+	 */
+	while (!r->close_now && raw_read(r, fd, LONG_MS))
+		;
+	close(fd);
+	return NULL;
+}
+
+/* A raw server on 127.0.0.1; its port in r->port. */
+static int raw_serve(struct raw *r, const void *bytes, size_t n, bool read_first,
+		     bool close_now)
+{
+	char err[XPORT_ERR_LEN];
+
+	memset(r, 0, sizeof(*r));
+	if (oob_listen("127.0.0.1", 0, &r->lfd, err) < 0) {
+		printf("# listen: %s\n", err);
+		return -1;
+	}
+	r->port = oob_listen_port(r->lfd);
+	r->bytes = bytes;
+	r->n = n;
+	r->read_first = read_first;
+	r->close_now = close_now;
+	return pthread_create(&r->th, NULL, raw_main, r) ? -1 : 0;
+}
+
+/* A raw client of 127.0.0.1:port. */
+static int raw_client(struct raw *r, uint16_t port, const void *bytes, size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->lfd = -1;
+	r->port = port;
+	r->bytes = bytes;
+	r->n = n;
+	return pthread_create(&r->th, NULL, raw_main, r) ? -1 : 0;
+}
+
+static void raw_join(struct raw *r)
+{
+	pthread_join(r->th, NULL);
+	if (r->lfd >= 0)
+		close(r->lfd);
+}
+
+/* A control message header, as a foreign or broken peer would write it. */
+static size_t mk_hdr(uint8_t *p, const char *magic, uint16_t ver, uint16_t type, uint32_t len)
+{
+	memcpy(p, magic, 4);
+	p[4] = (uint8_t)(ver >> 8);
+	p[5] = (uint8_t)ver;
+	p[6] = (uint8_t)(type >> 8);
+	p[7] = (uint8_t)type;
+	p[8] = (uint8_t)(len >> 24);
+	p[9] = (uint8_t)(len >> 16);
+	p[10] = (uint8_t)(len >> 8);
+	p[11] = (uint8_t)len;
+	return OOB_HDR_LEN;
+}
+
+static int connect_to(uint16_t port, int ms, struct oob *o, char *err)
+{
+	return oob_connect("127.0.0.1", port, ms, o, err);
+}
+
+/* --- QP info fixtures --------------------------------------------------- */
+
+static const struct xport_qp_info client_qps[] = {
+	/* Largest QPN, first PSN, an IPv6 GID, the largest MTU. */
+	{ .qpn = 0xFFFFFF, .psn = 0, .udp_port = 4791, .lid = 0xFFFF, .mtu = 4096,
+	  .max_rd_atomic = 255,
+	  .gid = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01 } },
+	/* QPN 0, last PSN, an IPv4-mapped GID (198.18.0.1), the smallest MTU. */
+	{ .qpn = 0, .psn = 0xFFFFFF, .udp_port = 0, .lid = 0, .mtu = 256, .max_rd_atomic = 0,
+	  .gid = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 1 } },
+	{ .qpn = 0x123456, .psn = 0xABCDEF, .udp_port = 65535, .lid = 1, .mtu = 1024,
+	  .max_rd_atomic = 16,
+	  .gid = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		   0xff, 0xff, 0xff } },
+	{ .qpn = 0x000011, .psn = 0x800000, .udp_port = 4791, .lid = 0x1234, .mtu = 2048,
+	  .max_rd_atomic = 1,
+	  .gid = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55 } },
+};
+
+static const struct xport_qp_info server_qps[] = {
+	{ .qpn = 0x000101, .psn = 0x00abcd, .udp_port = 4791, .lid = 0, .mtu = 512,
+	  .max_rd_atomic = 8, .gid = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 } },
+	{ .qpn = 0x000102, .psn = 0xfffffe, .udp_port = 4791, .lid = 0, .mtu = 4096,
+	  .max_rd_atomic = 8, .gid = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 } },
+};
+
+#define N_CLIENT (sizeof(client_qps) / sizeof(client_qps[0]))
+#define N_SERVER (sizeof(server_qps) / sizeof(server_qps[0]))
+
+static void check_qp_equal(struct unit *u, const struct xport_qp_info *got,
+			   const struct xport_qp_info *want)
+{
+	CHECK_EQ(u, got->qpn, want->qpn);
+	CHECK_EQ(u, got->psn, want->psn);
+	CHECK(u, memcmp(got->gid, want->gid, 16) == 0);
+	CHECK_EQ(u, got->udp_port, want->udp_port);
+	CHECK_EQ(u, got->lid, want->lid);
+	CHECK_EQ(u, got->mtu, want->mtu);
+	CHECK_EQ(u, got->max_rd_atomic, want->max_rd_atomic);
+}
+
+/* --- tests --------------------------------------------------------------- */
+
+static const char params_text[] = "op=write\nsize=65536\nqps=4\nmtu=4096\n";
+static const char result_text[] = "{\"bw_avg_gbps\": 92.5, \"iterations\": 5000}";
+
+/* The server half of a whole session, mirroring the client in test_session. */
+static void srv_session(struct srv *s, struct oob *o)
+{
+	size_t len;
+
+#define STEP(call)                       \
+	do {                             \
+		if ((call) < 0) {        \
+			s->rc = -1;      \
+			return;          \
+		}                        \
+	} while (0)
+	STEP(oob_hello(o, true, s->err));
+	snprintf(s->peer_version, sizeof(s->peer_version), "%s", o->peer_version);
+	STEP(oob_recv(o, OOB_PARAMS, s->buf, OOB_MAX_PAYLOAD + 1, &s->len, s->err));
+	snprintf(s->params, sizeof(s->params), "%s", (char *)s->buf);
+	STEP(oob_send(o, OOB_PARAMS, "mtu=1024\n", 9, s->err));
+	STEP(oob_xchg_qp_info(o, true, server_qps, N_SERVER, s->qp, 8, &s->n_qp, s->err));
+	STEP(oob_barrier(o, 1, s->err));
+	/* A maximum-size message, echoed back: short reads and writes on the way. */
+	STEP(oob_recv(o, OOB_PARAMS, s->buf, OOB_MAX_PAYLOAD, &len, s->err));
+	STEP(oob_send(o, OOB_RESULT, s->buf, len, s->err));
+	STEP(oob_barrier(o, 0xFFFFFFFF, s->err));
+	STEP(oob_send(o, OOB_RESULT, result_text, strlen(result_text), s->err));
+	STEP(oob_bye(o, s->err));
+#undef STEP
+}
+
+static void test_session(struct unit *u)
+{
+	struct xport_qp_info theirs[8];
+	char err[XPORT_ERR_LEN] = "";
+	uint8_t *big = malloc(OOB_MAX_PAYLOAD), *back = malloc(OOB_MAX_PAYLOAD + 1);
+	char text[256];
+	struct srv s;
+	struct oob o;
+	size_t n = 0, len = 0, i;
+
+	CHECK(u, big && back);
+	if (!big || !back || srv_start(&s, "127.0.0.1", srv_session) < 0) {
+		u->failures++;
+		free(big);
+		free(back);
+		return;
+	}
+	for (i = 0; i < OOB_MAX_PAYLOAD; i++)
+		big[i] = (uint8_t)(i * 7 + (i >> 8));
+
+	CHECK_EQ(u, connect_to(s.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, o.timeout_ms, LONG_MS);
+	CHECK_EQ(u, oob_hello(&o, false, err), 0);
+	CHECK_STR(u, o.peer_version, RDMAKIT_VERSION);
+	CHECK_EQ(u, oob_send(&o, OOB_PARAMS, params_text, strlen(params_text), err), 0);
+	CHECK_EQ(u, oob_recv(&o, OOB_PARAMS, text, sizeof(text), &len, err), 0);
+	CHECK_EQ(u, len, 9);
+	CHECK_STR(u, text, "mtu=1024\n");	/* NUL-terminated for us */
+	CHECK_EQ(u, oob_xchg_qp_info(&o, false, client_qps, N_CLIENT, theirs, 8, &n, err), 0);
+	CHECK_EQ(u, n, N_SERVER);
+	for (i = 0; i < n && i < N_SERVER; i++)
+		check_qp_equal(u, &theirs[i], &server_qps[i]);
+	CHECK_EQ(u, oob_barrier(&o, 1, err), 0);
+	CHECK_EQ(u, oob_send(&o, OOB_PARAMS, big, OOB_MAX_PAYLOAD, err), 0);
+	CHECK_EQ(u, oob_recv(&o, OOB_RESULT, back, OOB_MAX_PAYLOAD + 1, &len, err), 0);
+	CHECK_EQ(u, len, OOB_MAX_PAYLOAD);
+	CHECK(u, memcmp(back, big, OOB_MAX_PAYLOAD) == 0);
+	CHECK_EQ(u, oob_barrier(&o, 0xFFFFFFFF, err), 0);
+	CHECK_EQ(u, oob_recv(&o, OOB_RESULT, text, sizeof(text), &len, err), 0);
+	CHECK_STR(u, text, result_text);
+	CHECK_EQ(u, oob_bye(&o, err), 0);
+	if (err[0])
+		printf("#   client: %s\n", err);
+	oob_close(&o);
+	oob_close(&o);		/* harmless twice */
+	srv_join(&s);
+
+	CHECK_EQ(u, s.rc, 0);
+	if (s.rc)
+		printf("#   server: %s\n", s.err);
+	CHECK_STR(u, s.peer_version, RDMAKIT_VERSION);
+	CHECK_HAS(u, s.peer, "127.0.0.1:");
+	CHECK_EQ(u, s.len, strlen(params_text));
+	CHECK_STR(u, s.params, params_text);
+	CHECK_EQ(u, s.n_qp, N_CLIENT);
+	for (i = 0; i < s.n_qp && i < N_CLIENT; i++)
+		check_qp_equal(u, &s.qp[i], &client_qps[i]);
+	free(big);
+	free(back);
+}
+
+/* Byte layout of one QP_INFO entry, and what the decoder refuses. */
+static void test_qp_info_codec(struct unit *u)
+{
+	static const uint8_t want[] = {
+		0, 0, 0, 1,					/* count */
+		0x00, 0xff, 0xff, 0xff,				/* qpn */
+		0x00, 0x00, 0x00, 0x00,				/* psn */
+		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
+		0x12, 0xb7,					/* udp_port 4791 */
+		0xff, 0xff,					/* lid */
+		0x00, 0x00, 0x10, 0x00,				/* mtu 4096 */
+		0xff,						/* max_rd_atomic */
+	};
+	struct xport_qp_info back[N_CLIENT], bad;
+	uint8_t buf[4 + N_CLIENT * OOB_QP_INFO_WIRE_LEN + 8];
+	char err[XPORT_ERR_LEN] = "";
+	size_t i;
+
+	CHECK_EQ(u, sizeof(want), 4 + OOB_QP_INFO_WIRE_LEN);
+	CHECK_EQ(u, oob_encode_qp_info(client_qps, 1, buf, sizeof(buf), err), sizeof(want));
+	CHECK(u, memcmp(buf, want, sizeof(want)) == 0);
+
+	CHECK_EQ(u, oob_encode_qp_info(client_qps, N_CLIENT, buf, sizeof(buf), err),
+		 4 + N_CLIENT * OOB_QP_INFO_WIRE_LEN);
+	CHECK_EQ(u, oob_decode_qp_info(buf, 4 + N_CLIENT * OOB_QP_INFO_WIRE_LEN, back, N_CLIENT,
+				       err), N_CLIENT);
+	for (i = 0; i < N_CLIENT; i++)
+		check_qp_equal(u, &back[i], &client_qps[i]);
+	CHECK_EQ(u, oob_encode_qp_info(NULL, 0, buf, sizeof(buf), err), 4);
+	CHECK_EQ(u, oob_decode_qp_info(buf, 4, back, 0, err), 0);
+
+	/* Too little room: no write past cap. */
+	CHECK_EQ(u, oob_encode_qp_info(client_qps, 2, buf, 4 + OOB_QP_INFO_WIRE_LEN, err), -1);
+	/* More entries than the caller can take. */
+	oob_encode_qp_info(client_qps, N_CLIENT, buf, sizeof(buf), err);
+	CHECK_EQ(u, oob_decode_qp_info(buf, 4 + N_CLIENT * OOB_QP_INFO_WIRE_LEN, back, 2, err),
+		 -1);
+	CHECK_HAS(u, err, "peer sent info for 4 QPs, we expect at most 2");
+	/* Count and length disagree; a huge count must not be multiplied into a size. */
+	CHECK_EQ(u, oob_decode_qp_info(buf, 4 + N_CLIENT * OOB_QP_INFO_WIRE_LEN - 1, back,
+				       N_CLIENT, err), -1);
+	CHECK_HAS(u, err, "malformed");
+	memset(buf, 0xff, 4);
+	CHECK_EQ(u, oob_decode_qp_info(buf, 4, back, N_CLIENT, err), -1);
+	CHECK_EQ(u, oob_decode_qp_info(buf, 3, back, N_CLIENT, err), -1);
+
+	/* Fields that do not fit their wire meaning are refused both ways. */
+	bad = client_qps[0];
+	bad.qpn = 0x1000000;
+	CHECK_EQ(u, oob_encode_qp_info(&bad, 1, buf, sizeof(buf), err), -1);
+	CHECK_HAS(u, err, "QPN 0x1000000, wider than 24 bits");
+	bad = client_qps[0];
+	bad.psn = 0x1000000;
+	CHECK_EQ(u, oob_encode_qp_info(&bad, 1, buf, sizeof(buf), err), -1);
+	bad = client_qps[0];
+	bad.mtu = 1500;
+	CHECK_EQ(u, oob_encode_qp_info(&bad, 1, buf, sizeof(buf), err), -1);
+	CHECK_HAS(u, err, "MTU 1500");
+	oob_encode_qp_info(client_qps, 1, buf, sizeof(buf), err);
+	buf[4] = 0x01;		/* qpn 0x01ffffff from the peer */
+	CHECK_EQ(u, oob_decode_qp_info(buf, sizeof(want), back, 1, err), -1);
+	CHECK_HAS(u, err, "peer's QP info #0 has QPN");
+	oob_encode_qp_info(client_qps, 1, buf, sizeof(buf), err);
+	buf[4 + 30] = 0x11;	/* mtu 4096 + 0x1100 */
+	CHECK_EQ(u, oob_decode_qp_info(buf, sizeof(want), back, 1, err), -1);
+	CHECK_HAS(u, err, "MTU");
+	/* Too many QPs for one message. */
+	CHECK_EQ(u, oob_encode_qp_info(client_qps, OOB_MAX_QP_INFO + 1, buf, sizeof(buf), err), -1);
+	CHECK_HAS(u, err, "-q/--qp");
+}
+
+static void srv_gives_up(struct srv *s, struct oob *o)
+{
+	if (oob_hello(o, true, s->err) < 0) {
+		s->rc = -1;
+		return;
+	}
+	oob_send_error(o, "no RDMA device mlx5_9; run rdmakit devices");
+}
+
+static void test_error_propagation(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "", buf[64];
+	struct srv s;
+	struct oob o;
+	size_t len = 99;
+
+	if (srv_start(&s, "127.0.0.1", srv_gives_up) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(s.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), 0);
+	CHECK_EQ(u, oob_recv(&o, OOB_PARAMS, buf, sizeof(buf), &len, err), -1);
+	CHECK_STR(u, err, "peer: no RDMA device mlx5_9; run rdmakit devices");
+	CHECK_EQ(u, len, 0);
+	oob_close(&o);
+	srv_join(&s);
+	CHECK_EQ(u, s.rc, 0);
+}
+
+/* The server sends a message the client is not waiting for, or a wrong barrier. */
+static void srv_out_of_step(struct srv *s, struct oob *o)
+{
+	if (oob_hello(o, true, s->err) < 0 ||
+	    oob_send(o, OOB_RESULT, "{}", 2, s->err) < 0 ||
+	    oob_send(o, OOB_BYE, NULL, 0, s->err) < 0) {
+		s->rc = -1;
+		return;
+	}
+	/* Both sides see the mismatch. */
+	s->rc = oob_barrier(o, 2, s->err);
+	oob_recv(o, OOB_BYE, s->buf, 16, &s->len, NULL);
+}
+
+static void test_out_of_step(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "", buf[64];
+	struct srv s;
+	struct oob o;
+	size_t len;
+
+	if (srv_start(&s, "127.0.0.1", srv_out_of_step) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(s.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), 0);
+	CHECK_EQ(u, oob_recv(&o, OOB_PARAMS, buf, sizeof(buf), &len, err), -1);
+	CHECK_HAS(u, err, "peer sent its result while we waited for its parameters");
+	CHECK_EQ(u, oob_recv(&o, OOB_QP_INFO, buf, sizeof(buf), &len, err), -1);
+	CHECK_HAS(u, err, "peer ended the session while we waited for its QP info");
+	CHECK_EQ(u, oob_barrier(&o, 1, err), -1);
+	CHECK_HAS(u, err, "peer reached barrier 2 while we are at barrier 1");
+	oob_close(&o);
+	srv_join(&s);
+	CHECK_EQ(u, s.rc, -1);
+	CHECK_HAS(u, s.err, "peer reached barrier 1 while we are at barrier 2");
+}
+
+/* Too big for the caller's buffer, and the ANY receive. */
+static void srv_sends_200(struct srv *s, struct oob *o)
+{
+	memset(s->buf, 'x', 200);
+	if (oob_hello(o, true, s->err) < 0 || oob_send(o, OOB_RESULT, s->buf, 200, s->err) < 0 ||
+	    oob_send(o, OOB_RESULT, s->buf, 200, s->err) < 0)
+		s->rc = -1;
+	oob_recv(o, OOB_BYE, s->buf, 16, &s->len, NULL);
+}
+
+static void test_cap_and_any(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "", buf[256];
+	enum oob_type type = OOB_ANY;
+	struct srv s;
+	struct oob o;
+	size_t len;
+
+	if (srv_start(&s, "127.0.0.1", srv_sends_200) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(s.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), 0);
+	CHECK_EQ(u, oob_recv_msg(&o, &type, buf, 200, &len, err), 0);	/* exact fit */
+	CHECK_EQ(u, type, OOB_RESULT);
+	CHECK_EQ(u, len, 200);
+	CHECK_EQ(u, oob_recv(&o, OOB_RESULT, buf, 100, &len, err), -1);
+	CHECK_HAS(u, err, "peer's result is 200 bytes, more than the 100 we accept");
+	/* Our own limits. */
+	CHECK_EQ(u, oob_send(&o, OOB_PARAMS, buf, OOB_MAX_PAYLOAD + 1, err), -1);
+	CHECK_HAS(u, err, "over the 65536-byte limit");
+	CHECK_EQ(u, oob_send(&o, (enum oob_type)42, buf, 1, err), -1);
+	CHECK_EQ(u, oob_send(&o, OOB_ANY, buf, 1, err), -1);
+	oob_close(&o);
+	CHECK_EQ(u, oob_send(&o, OOB_BYE, NULL, 0, err), -1);
+	CHECK_HAS(u, err, "already closed");
+	srv_join(&s);
+	CHECK_EQ(u, s.rc, 0);
+	CHECK_STR(u, oob_type_name(OOB_QP_INFO), "QP info");
+}
+
+/* A peer that never answers: the wait ends at the timeout, not before, not much after. */
+static void srv_silent(struct srv *s, struct oob *o)
+{
+	if (oob_hello(o, true, s->err) < 0) {
+		s->rc = -1;
+		return;
+	}
+	/* Waits for a goodbye that never comes: sees the client go instead. */
+	s->rc = oob_recv(o, OOB_BYE, s->buf, 16, &s->len, s->err);
+}
+
+static void test_timeouts(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "", buf[64];
+	struct srv s;
+	struct oob o;
+	int64_t t0, dt;
+	size_t len;
+	int lfd;
+
+	if (srv_start(&s, "127.0.0.1", srv_silent) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(s.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), 0);
+	o.timeout_ms = 300;
+	t0 = now_ms();
+	CHECK_EQ(u, oob_recv(&o, OOB_RESULT, buf, sizeof(buf), &len, err), -1);
+	dt = now_ms() - t0;
+	CHECK(u, dt >= 295 && dt < 1000);
+	CHECK_HAS(u, err, "timed out after 0.3 s waiting for the peer's result");
+	oob_close(&o);
+	srv_join(&s);
+	CHECK_EQ(u, s.rc, -1);
+	CHECK_HAS(u, s.err, "peer closed the control connection while we waited for its goodbye");
+
+	/* Nobody connects. */
+	CHECK_EQ(u, oob_listen("127.0.0.1", 0, &lfd, err), 0);
+	t0 = now_ms();
+	CHECK_EQ(u, oob_accept(lfd, 200, &o, err), -1);
+	dt = now_ms() - t0;
+	CHECK(u, dt >= 195 && dt < 900);
+	CHECK_HAS(u, err, "no client connected within 0.2 s");
+	close(lfd);
+
+	/* Nobody listens: refused until the timeout, then one clear line. */
+	t0 = now_ms();
+	CHECK_EQ(u, connect_to(free_port(), 300, &o, err), -1);
+	dt = now_ms() - t0;
+	CHECK(u, dt >= 295 && dt < 1000);
+	CHECK_HAS(u, err, "no rdmakit server at 127.0.0.1:");
+	CHECK_HAS(u, err, "after 0.3 s (connection refused)");
+	CHECK_EQ(u, o.fd, -1);
+
+	CHECK_EQ(u, oob_connect("no-such-host.invalid", 1, 300, &o, err), -1);
+	CHECK_HAS(u, err, "cannot resolve no-such-host.invalid");
+}
+
+/* Client started first: it retries "refused" until the server listens. */
+struct early {
+	uint16_t port;
+	int rc;
+	int64_t waited;
+	char err[XPORT_ERR_LEN];
+};
+
+static void *early_client(void *arg)
+{
+	struct early *e = arg;
+	int64_t t0 = now_ms();
+	struct oob o;
+
+	e->rc = connect_to(e->port, LONG_MS, &o, e->err);
+	e->waited = now_ms() - t0;
+	if (e->rc == 0) {
+		e->rc = oob_hello(&o, false, e->err);
+		if (e->rc == 0)
+			e->rc = oob_barrier(&o, 7, e->err);
+		oob_close(&o);
+	}
+	return NULL;
+}
+
+static void test_client_first(struct unit *u)
+{
+	struct early e = { .port = free_port(), .rc = -1 };
+	char err[XPORT_ERR_LEN] = "";
+	pthread_t th;
+	struct oob o;
+	int lfd = -1;
+
+	CHECK(u, e.port != 0);
+	if (pthread_create(&th, NULL, early_client, &e)) {
+		u->failures++;
+		return;
+	}
+	sleep_ms(300);
+	CHECK_EQ(u, oob_listen("127.0.0.1", e.port, &lfd, err), 0);
+	CHECK_EQ(u, oob_accept(lfd, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, true, err), 0);
+	CHECK_EQ(u, oob_barrier(&o, 7, err), 0);
+	pthread_join(th, NULL);
+	oob_close(&o);
+	if (lfd >= 0)
+		close(lfd);
+	CHECK_EQ(u, e.rc, 0);
+	if (e.rc)
+		printf("#   client: %s\n", e.err);
+	CHECK(u, e.waited >= 250);
+
+	/* SO_REUSEADDR: the port is free again right away for the next run. */
+	CHECK_EQ(u, oob_listen("127.0.0.1", e.port, &lfd, err), 0);
+	if (lfd >= 0)
+		close(lfd);
+}
+
+static void test_peer_closes(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "", buf[200];
+	uint8_t msg[OOB_HDR_LEN + 10] = { 0 };
+	struct raw r;
+	struct oob o;
+	size_t len;
+	int i, rc = 0;
+
+	/* Mid-payload: 10 of 100 bytes, then close. */
+	mk_hdr(msg, "RDMK", OOB_PROTO_VERSION, OOB_PARAMS, 100);
+	if (raw_serve(&r, msg, sizeof(msg), false, true) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_recv(&o, OOB_PARAMS, buf, sizeof(buf), &len, err), -1);
+	CHECK_HAS(u, err, "peer closed the control connection in the middle of its parameters "
+			  "(got 10 of 100 bytes)");
+	oob_close(&o);
+	raw_join(&r);
+
+	/* Mid-header. */
+	if (raw_serve(&r, msg, 7, false, true) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_recv(&o, OOB_PARAMS, buf, sizeof(buf), &len, err), -1);
+	CHECK_HAS(u, err, "got 7 of 12 header bytes");
+	oob_close(&o);
+	raw_join(&r);
+
+	/* Right after accepting, before the hello; then our sends must not SIGPIPE. */
+	if (raw_serve(&r, NULL, 0, false, true) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+	raw_join(&r);
+	CHECK_EQ(u, oob_recv(&o, OOB_HELLO, buf, sizeof(buf), &len, err), -1);
+	CHECK_HAS(u, err, "peer closed the control connection while we waited for its hello");
+	for (i = 0; i < 20 && rc == 0; i++) {
+		rc = oob_send(&o, OOB_PARAMS, "a=1", 3, err);
+		if (rc == 0)
+			sleep_ms(10);
+	}
+	CHECK_EQ(u, rc, -1);
+	CHECK_HAS(u, err, "peer closed the control connection before our parameters went out");
+	oob_close(&o);
+}
+
+static void test_hello_eof(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "";
+	struct raw r;
+	struct oob o;
+
+	/* A program that reads what we send and hangs up. */
+	if (raw_serve(&r, NULL, 0, true, true) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), -1);
+	CHECK_HAS(u, err, "closed the control connection during the hello");
+	oob_close(&o);
+	raw_join(&r);
+	/* It read a complete hello: magic, version, type, length 128 and padding. */
+	CHECK_EQ(u, r.n_seen, OOB_HDR_LEN + OOB_HELLO_LEN);
+	CHECK(u, memcmp(r.seen, "RDMK\0\1\0\1\0\0\0\x80\0\1\0\0", 16) == 0);
+}
+
+static void test_not_rdmakit(struct unit *u)
+{
+	static const char http[] = "HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+	static const char perftest[16] = "6.21";
+	static const char get[] = "GET / HTTP/1.1\r\n\r\n";
+	char err[XPORT_ERR_LEN] = "", want[128];
+	struct raw r;
+	struct oob o;
+	int lfd;
+
+	/* Our client meets a web server. */
+	if (raw_serve(&r, http, strlen(http), true, false) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), -1);
+	snprintf(want, sizeof(want),
+		 "peer at 127.0.0.1:%u is not rdmakit (got \"HTTP/1.0 400 Bad Req\"...; "
+		 "it looks like a web server)", r.port);
+	CHECK_HAS(u, err, want);
+	oob_close(&o);
+	raw_join(&r);
+
+	/* ... and a perftest server, which answers with its version. */
+	if (raw_serve(&r, perftest, sizeof(perftest), true, false) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), -1);
+	CHECK_HAS(u, err, "(got \"6.21\\x00\\x00");
+	CHECK_HAS(u, err, "it looks like perftest");
+	oob_close(&o);
+	raw_join(&r);
+
+	/* Our server meets a foreign client: no 12-byte wait, the first byte tells. */
+	CHECK_EQ(u, oob_listen("127.0.0.1", 0, &lfd, err), 0);
+	if (raw_client(&r, oob_listen_port(lfd), get, 1) < 0) {
+		u->failures++;
+		close(lfd);
+		return;
+	}
+	CHECK_EQ(u, oob_accept(lfd, LONG_MS, &o, err), 0);
+	o.timeout_ms = LONG_MS;
+	CHECK_EQ(u, oob_hello(&o, true, err), -1);
+	CHECK_HAS(u, err, "is not rdmakit (got \"G\")");
+	oob_close(&o);
+	raw_join(&r);
+
+	if (raw_client(&r, oob_listen_port(lfd), get, strlen(get)) < 0) {
+		u->failures++;
+		close(lfd);
+		return;
+	}
+	CHECK_EQ(u, oob_accept(lfd, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, true, err), -1);
+	CHECK_HAS(u, err, "is not rdmakit (got \"GET / HTTP/1.1\\r\\n\\r\\n\")");
+	oob_close(&o);
+	raw_join(&r);
+	close(lfd);
+}
+
+/* A HELLO as protocol version 99 of rdmakit "9.9.9" would send it. */
+static size_t future_hello(uint8_t *p)
+{
+	size_t n = mk_hdr(p, "RDMK", 99, OOB_HELLO, OOB_HELLO_LEN);
+
+	memset(p + n, 0, OOB_HELLO_LEN);
+	p[n + 1] = 99;
+	memcpy(p + n + 4, "9.9.9", 5);
+	return n + OOB_HELLO_LEN;
+}
+
+static void test_wrong_version(struct unit *u)
+{
+	uint8_t msg[OOB_HDR_LEN + OOB_HELLO_LEN];
+	char err[XPORT_ERR_LEN] = "", want[256];
+	size_t n = future_hello(msg);
+	struct raw r;
+	struct oob o;
+	int lfd;
+
+	snprintf(want, sizeof(want),
+		 "peer speaks rdmakit control protocol 99, we speak %d; use the same rdmakit "
+		 "version on both sides (peer runs 9.9.9, we run %s)",
+		 OOB_PROTO_VERSION, RDMAKIT_VERSION);
+
+	/* As the client. */
+	if (raw_serve(&r, msg, n, true, false) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), -1);
+	CHECK_STR(u, err, want);
+	oob_close(&o);
+	raw_join(&r);
+
+	/* As the server: it also answers with its own hello so the client can tell. */
+	CHECK_EQ(u, oob_listen("127.0.0.1", 0, &lfd, err), 0);
+	if (raw_client(&r, oob_listen_port(lfd), msg, n) < 0) {
+		u->failures++;
+		close(lfd);
+		return;
+	}
+	CHECK_EQ(u, oob_accept(lfd, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, true, err), -1);
+	CHECK_STR(u, err, want);
+	oob_close(&o);
+	raw_join(&r);
+	close(lfd);
+	CHECK_EQ(u, r.n_seen, OOB_HDR_LEN + OOB_HELLO_LEN);
+	CHECK(u, memcmp(r.seen, "RDMK\0\1\0\1", 8) == 0);
+	CHECK(u, r.n_seen > 16 && !memcmp(r.seen + 16, RDMAKIT_VERSION, strlen(RDMAKIT_VERSION)));
+}
+
+/* A length field past the limit is refused from the header alone, at once. */
+static void test_oversize(struct unit *u)
+{
+	static const uint32_t lens[] = { 0xFFFFFFFF, OOB_MAX_PAYLOAD + 1 };
+	char err[XPORT_ERR_LEN] = "", buf[64], want[128];
+	uint8_t msg[OOB_HDR_LEN];
+	struct raw r;
+	struct oob o;
+	int64_t t0;
+	size_t len, i;
+
+	for (i = 0; i < 2; i++) {
+		mk_hdr(msg, "RDMK", OOB_PROTO_VERSION, OOB_PARAMS, lens[i]);
+		if (raw_serve(&r, msg, sizeof(msg), false, false) < 0) {
+			u->failures++;
+			return;
+		}
+		CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+		t0 = now_ms();
+		CHECK_EQ(u, oob_recv(&o, OOB_PARAMS, buf, sizeof(buf), &len, err), -1);
+		/* Did not sit waiting for payload bytes that will never come. */
+		CHECK(u, now_ms() - t0 < 1000);
+		snprintf(want, sizeof(want),
+			 "peer announced a %u-byte parameters, over the 65536-byte limit", lens[i]);
+		CHECK_HAS(u, err, want);
+		oob_close(&o);
+		raw_join(&r);
+	}
+
+	/* An unknown type with a sane length. */
+	mk_hdr(msg, "RDMK", OOB_PROTO_VERSION, 77, 0);
+	if (raw_serve(&r, msg, sizeof(msg), false, false) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(r.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_recv(&o, OOB_PARAMS, buf, sizeof(buf), &len, err), -1);
+	CHECK_HAS(u, err, "unknown type 77");
+	oob_close(&o);
+	raw_join(&r);
+}
+
+/* A wait interrupted by a signal resumes, unless the caller's stop flag is set. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct poker {
+	pthread_t target;
+};
+
+static void *poke(void *arg)
+{
+	struct poker *p = arg;
+
+	sleep_ms(60);
+	pthread_kill(p->target, SIGUSR1);	/* flag clear: the wait goes on */
+	sleep_ms(60);
+	stop_flag = 1;
+	pthread_kill(p->target, SIGUSR1);
+	return NULL;
+}
+
+static void test_interrupt(struct unit *u)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 }, old;
+	char err[XPORT_ERR_LEN] = "", buf[16];
+	struct poker p = { .target = pthread_self() };
+	struct srv s;
+	struct oob o;
+	pthread_t th;
+	int64_t t0, dt;
+	size_t len;
+
+	if (srv_start(&s, "127.0.0.1", srv_silent) < 0) {
+		u->failures++;
+		return;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);	/* no SA_RESTART: poll() sees EINTR */
+	CHECK_EQ(u, connect_to(s.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), 0);
+	stop_flag = 0;
+	o.stop = &stop_flag;
+	o.timeout_ms = 2000;
+	t0 = now_ms();
+	if (pthread_create(&th, NULL, poke, &p)) {
+		u->failures++;
+	} else {
+		CHECK_EQ(u, oob_recv(&o, OOB_RESULT, buf, sizeof(buf), &len, err), -1);
+		dt = now_ms() - t0;
+		pthread_join(th, NULL);
+		CHECK(u, dt >= 100 && dt < 1500);
+		CHECK_HAS(u, err, "interrupted while waiting for the peer's result");
+	}
+	sigaction(SIGUSR1, &old, NULL);
+	oob_close(&o);
+	srv_join(&s);
+}
+
+static void srv_hello_barrier(struct srv *s, struct oob *o)
+{
+	if (oob_hello(o, true, s->err) < 0 || oob_barrier(o, 3, s->err) < 0)
+		s->rc = -1;
+}
+
+static void test_dual_stack_default(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "";
+	struct srv s;
+	struct oob o;
+
+	/* NULL bind: every address; an IPv4 client shows as a.b.c.d, not ::ffff:. */
+	if (srv_start(&s, NULL, srv_hello_barrier) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, connect_to(s.port, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, oob_hello(&o, false, err), 0);
+	CHECK_EQ(u, oob_barrier(&o, 3, err), 0);
+	oob_close(&o);
+	srv_join(&s);
+	CHECK_EQ(u, s.rc, 0);
+	CHECK(u, strncmp(s.peer, "127.0.0.1:", 10) == 0);
+	if (strncmp(s.peer, "127.0.0.1:", 10))
+		printf("#   peer \"%s\"\n", s.peer);
+}
+
+static void test_ipv6(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "", want[32];
+	struct srv s;
+	struct oob o;
+
+	if (srv_start(&s, "::1", srv_hello_barrier) < 0) {
+		u->failures++;
+		return;
+	}
+	CHECK_EQ(u, oob_connect("::1", s.port, LONG_MS, &o, err), 0);
+	snprintf(want, sizeof(want), "[::1]:%u", s.port);
+	CHECK_STR(u, o.peer, want);
+	CHECK_EQ(u, oob_hello(&o, false, err), 0);
+	CHECK_EQ(u, oob_barrier(&o, 3, err), 0);
+	oob_close(&o);
+	srv_join(&s);
+	CHECK_EQ(u, s.rc, 0);
+	CHECK(u, strncmp(s.peer, "[::1]:", 6) == 0);
+}
+
+static bool have_ipv6_loopback(char *why, size_t cap)
+{
+	char err[XPORT_ERR_LEN];
+	int fd;
+
+	if (oob_listen("::1", 0, &fd, err) < 0) {
+		snprintf(why, cap, "no IPv6 loopback here (%s)", err);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+int main(void)
+{
+	struct unit u = { 0 };
+	char why[XPORT_ERR_LEN + 32];
+
+	RUN(&u, test_qp_info_codec);
+	RUN(&u, test_session);
+	RUN(&u, test_error_propagation);
+	RUN(&u, test_out_of_step);
+	RUN(&u, test_cap_and_any);
+	RUN(&u, test_timeouts);
+	RUN(&u, test_client_first);
+	RUN(&u, test_peer_closes);
+	RUN(&u, test_hello_eof);
+	RUN(&u, test_not_rdmakit);
+	RUN(&u, test_wrong_version);
+	RUN(&u, test_oversize);
+	RUN(&u, test_interrupt);
+	RUN(&u, test_dual_stack_default);
+	if (have_ipv6_loopback(why, sizeof(why)))
+		RUN(&u, test_ipv6);
+	else
+		unit_skip(&u, "test_ipv6", why);
+	return unit_done(&u);
+}
