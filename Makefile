@@ -23,7 +23,7 @@ BUILD := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 
-INCLUDES := -Icmd -Ilib/transport -Ilib/stats -Ilib/capture
+INCLUDES := -Icmd -Ilib/transport -Ilib/transport/soft -Ilib/stats -Ilib/capture
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CFLAGS ?= -O2 -g

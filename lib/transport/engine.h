@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* What an engine implements: one const ops table, as rdma-core providers do. */
+#ifndef RDMAKIT_ENGINE_H
+#define RDMAKIT_ENGINE_H
+
+#include "transport.h"
+
+struct xport_engine_ops {
+	const char *name;
+	/* Whether this engine can run here (e.g. an RDMA device exists). */
+	bool (*available)(void);
+	void *(*open)(const struct xport_dev_attr *a, char *err);
+	void (*close)(void *dev);
+	int (*reg_mr)(void *dev, struct xport_mr *mr, char *err);
+	void (*dereg_mr)(void *dev, struct xport_mr *mr);
+	void *(*create_cq)(void *dev, int depth, char *err);
+	void (*destroy_cq)(void *cq);
+	void *(*create_qp)(void *dev, void *scq, void *rcq, const struct xport_qp_attr *a,
+			   char *err);
+	void (*destroy_qp)(void *qp);
+	void (*qp_info)(void *qp, struct xport_qp_info *info);
+	int (*connect)(void *qp, const struct xport_qp_info *peer, char *err);
+	int (*post_send)(void *qp, const struct xport_send_wr *wr, char *err);
+	int (*post_recv)(void *qp, const struct xport_recv_wr *wr, char *err);
+	int (*poll_cq)(void *cq, struct xport_wc *wc, int n);
+	void (*dev_counters)(void *dev, struct xport_counters *c);
+	void (*qp_counters)(void *qp, struct xport_counters *c);
+};
+
+extern const struct xport_engine_ops soft_engine_ops;
+
+#endif

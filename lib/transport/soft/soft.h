@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The soft engine's internals: a userspace InfiniBand RC transport over
+ * RoCEv2.  Every packet is a real RoCEv2 packet made by the wire codec,
+ * with its ICRC; the requester and responder follow IBTA vol. 1 ch. 9.
+ *
+ * One thread drives everything: xport_poll_cq() runs soft_progress(),
+ * which receives a batch, runs the responder and requester on it, fires
+ * timers and sends what is due.  No allocation on the data path: packets
+ * are built in preallocated slots.
+ *
+ * Packets reach the network through a link (struct soft_link): UDP sockets
+ * normally, or an in-process link in tests that drops, duplicates and
+ * reorders on a seed.
+ */
+#ifndef RDMAKIT_SOFT_H
+#define RDMAKIT_SOFT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport.h"
+#include "wire.h"
+
+#define SOFT_MAX_QPS 1024
+#define SOFT_MAX_MRS 1024
+#define SOFT_QPN_BASE 0x100		/* QPN = base + slot; 0 and 1 are special */
+#define SOFT_PKT_MAX (WIRE_IPV6_LEN + WIRE_UDP_LEN + WIRE_BTH_LEN + \
+		      WIRE_ATOMICETH_LEN + WIRE_RETH_LEN + 4096 + 4 + WIRE_ICRC_LEN)
+#define SOFT_BATCH 64			/* packets per send/receive syscall */
+#define SOFT_REPLAY 32			/* READ/atomic requests remembered for duplicates */
+#define SOFT_READ_JOBS 32		/* READ responses being sent, per QP */
+#define SOFT_ACK_EVERY 32		/* request an ACK at least every N packets */
+#define SOFT_WINDOW 2048		/* unacknowledged packets in flight */
+#define SOFT_CNP_GAP_NS 50000		/* at most one CNP per QP per 50 us */
+
+/* Where a packet goes or came from: address (IPv4-mapped or IPv6) and port. */
+struct soft_addr {
+	uint8_t ip[16];
+	uint16_t port;
+	bool v6;
+};
+
+/* A packet in a slot: the UDP payload (BTH .. ICRC) and its addressing. */
+struct soft_pkt {
+	uint8_t buf[SOFT_PKT_MAX];
+	size_t len;
+	struct soft_addr src, dst;
+	uint8_t ecn;			/* as sent, or as received */
+	uint16_t ip_id;			/* IPv4 ID the ICRC was computed with */
+	int qp_slot;			/* tx: the sending QP (its source port) */
+};
+
+struct soft_link;
+
+struct soft_link_ops {
+	/* Per-QP sending endpoint: returns its UDP source port, or -1. */
+	int (*qp_open)(struct soft_link *l, int qp_slot, uint8_t tos, char *err);
+	void (*qp_close)(struct soft_link *l, int qp_slot);
+	/* Sends n packets; returns how many were taken (the rest: retry later). */
+	int (*send)(struct soft_link *l, struct soft_pkt *pkts, int n);
+	/* Receives up to n packets without blocking; returns how many. */
+	int (*recv)(struct soft_link *l, struct soft_pkt *pkts, int n);
+	void (*close)(struct soft_link *l);
+};
+
+struct soft_link {
+	const struct soft_link_ops *ops;
+	struct soft_addr local;		/* bound address and port (4791) */
+};
+
+/* The UDP link: binds addr:port for receiving, one socket per QP to send. */
+struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, char *err);
+
+struct soft_mr {
+	struct xport_mr pub;
+	bool used;
+};
+
+enum soft_qp_state { SOFT_QP_RESET, SOFT_QP_RTS, SOFT_QP_ERROR };
+
+struct soft_swqe {
+	struct xport_send_wr wr;
+	uint32_t first_psn;
+	uint32_t npkts;			/* PSNs the operation takes */
+	uint32_t resp_pkts;		/* READ: response packets received */
+	bool assigned;			/* PSNs given */
+	bool done;
+	enum xport_wc_status status;
+};
+
+struct soft_rwqe {
+	struct xport_recv_wr wr;
+};
+
+struct soft_replay {
+	bool valid;
+	uint8_t opcode;			/* OP_RC_READ_REQUEST or an atomic */
+	uint32_t psn;
+	uint32_t npkts;
+	uint64_t orig;			/* atomic: the value returned */
+};
+
+struct soft_read_job {
+	uint32_t psn;			/* PSN of the next response packet */
+	uint32_t last_psn;
+	uint64_t va;			/* next byte to send */
+	uint32_t left;
+	bool first;			/* next packet is the first of the response */
+};
+
+struct soft_cq {
+	struct soft_dev *dev;
+	struct xport_wc *ring;
+	int depth, head, count;
+	bool overflow;
+};
+
+struct soft_qp {
+	struct soft_dev *dev;
+	int slot;
+	uint32_t qpn;
+	enum soft_qp_state state;
+	struct xport_qp_attr attr;
+	struct soft_cq *scq, *rcq;
+	struct soft_addr peer;		/* peer's address and UDP port */
+	uint32_t peer_qpn;
+	uint32_t pmtu;
+	uint8_t peer_max_rd_atomic;
+	uint16_t sport;			/* our UDP source port (entropy) */
+	struct xport_counters ctr;
+
+	/* Requester. */
+	struct soft_swqe *sq;
+	uint32_t sq_size, sq_head, sq_tail;	/* head: oldest not completed */
+	uint32_t sq_cur;		/* next WQE to transmit from */
+	uint32_t cur_pkt;		/* packet index within sq_cur */
+	uint32_t next_psn;		/* PSN of the next new packet */
+	uint32_t una;			/* oldest unacknowledged PSN */
+	uint32_t rd_atomic_out;		/* outstanding READs/atomics */
+	uint64_t deadline_ns;		/* local ACK timeout; 0 = not armed */
+	uint64_t rnr_until_ns;		/* waiting out an RNR NAK */
+	int retries_left, rnr_left;
+	bool read_resent;		/* a missing READ response was re-requested */
+	uint32_t max_sent_psn;		/* to tell retransmissions from first sends */
+	bool sent_any;
+
+	/* Responder. */
+	struct soft_rwqe *rq;
+	uint32_t rq_size, rq_head, rq_tail;
+	uint32_t epsn;			/* expected PSN */
+	uint32_t msn;
+	bool nak_sent;			/* one NAK(PSN sequence error) per episode */
+	bool in_send, in_write;		/* inside a multi-packet SEND / WRITE */
+	uint32_t send_off;
+	uint64_t write_va;
+	uint32_t write_left;
+	struct soft_mr *write_mr;
+	bool ack_due;
+	uint32_t ack_psn;
+	struct soft_replay replay[SOFT_REPLAY];
+	uint32_t replay_next;
+	struct soft_read_job reads[SOFT_READ_JOBS];
+	uint32_t reads_head, reads_count;
+	uint64_t last_cnp_ns;
+};
+
+struct soft_dev {
+	struct soft_link *link;
+	struct soft_mr mrs[SOFT_MAX_MRS];
+	uint32_t key_gen;		/* makes stale keys differ from new ones */
+	struct soft_qp *qps[SOFT_MAX_QPS];
+	int qp_slots;			/* highest used slot + 1 */
+	struct xport_counters ctr;
+	struct soft_pkt *tx;		/* SOFT_BATCH slots being filled */
+	int tx_count;
+	struct soft_pkt *rx;		/* SOFT_BATCH slots */
+	uint64_t now_ns;
+};
+
+/* RC responses travel to the requester; everything else to the responder. */
+static inline bool flow_is_response_op(uint8_t opcode)
+{
+	return opcode >= OP_RC_READ_RESPONSE_FIRST && opcode <= OP_RC_ATOMIC_ACK;
+}
+
+/* soft_dev.c */
+struct soft_dev *soft_dev_open(struct soft_link *link, char *err);
+void soft_dev_close(struct soft_dev *d);
+void soft_progress(struct soft_dev *d);
+struct soft_mr *soft_mr_lookup(struct soft_dev *d, uint32_t key);
+/* Checks [va, va+len) against an MR's bounds and access; NULL if violated. */
+struct soft_mr *soft_mr_check(struct soft_dev *d, uint32_t rkey, uint64_t va, uint64_t len,
+			      int access);
+void soft_cq_push(struct soft_cq *cq, const struct xport_wc *wc);
+uint64_t soft_now_ns(void);
+
+/* soft_tx.c: building and sending packets. */
+/* A free slot to build a packet in (flushes the batch when full). */
+struct soft_pkt *soft_tx_slot(struct soft_dev *d);
+/* Finishes the packet in slot: headers from p, payload, pad, ICRC; queues it. */
+void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *p,
+		    const void *payload, uint32_t len, uint8_t ecn);
+void soft_tx_flush(struct soft_dev *d);
+/* ICRC of a RoCEv2 UDP payload as it travels between src and dst. */
+uint32_t soft_icrc(const struct soft_addr *src, const struct soft_addr *dst, uint8_t ecn,
+		   uint16_t ip_id, const uint8_t *udp_payload, size_t len);
+/* The BTH of a packet from qp to its peer. */
+void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t psn);
+
+/* soft_req.c: the requester. */
+void soft_req_transmit(struct soft_qp *qp);
+void soft_req_timers(struct soft_qp *qp);
+void soft_req_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf);
+void soft_req_flush(struct soft_qp *qp, enum xport_wc_status first_status);
+
+/* soft_resp.c: the responder. */
+void soft_resp_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf);
+void soft_resp_transmit(struct soft_qp *qp);
+void soft_send_ack(struct soft_qp *qp, uint8_t syndrome, uint32_t psn);
+
+#endif

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/* The soft engine's ops table: objects, posting and polling. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "soft.h"
+
+#define DEFAULT_MTU 1024	/* the RoCE MTU of a 1500-byte Ethernet link */
+#define DEFAULT_TIMEOUT 14	/* 4.096 us * 2^14 = 67 ms, perftest's default */
+#define DEFAULT_RETRY 7
+
+static bool soft_available(void)
+{
+	return true;
+}
+
+static void *soft_open(const struct xport_dev_attr *a, char *err)
+{
+	struct soft_link *link = soft_udp_open(a->bind ? a->bind : "127.0.0.1",
+					       a->udp_port ? a->udp_port : ROCEV2_UDP_PORT, err);
+	struct soft_dev *d;
+
+	if (!link)
+		return NULL;
+	d = soft_dev_open(link, err);
+	if (!d)
+		link->ops->close(link);
+	return d;
+}
+
+static void soft_close(void *dev)
+{
+	soft_dev_close(dev);
+}
+
+static int soft_reg_mr(void *dev, struct xport_mr *mr, char *err)
+{
+	struct soft_dev *d = dev;
+
+	for (uint32_t i = 0; i < SOFT_MAX_MRS; i++) {
+		if (d->mrs[i].used)
+			continue;
+		/* Keys carry a generation byte so a stale key is refused. */
+		d->key_gen = (d->key_gen * 167 + 13) & 0xFF;
+		mr->lkey = mr->rkey = i << 8 | d->key_gen;
+		d->mrs[i].pub = *mr;
+		d->mrs[i].used = true;
+		return 0;
+	}
+	snprintf(err, XPORT_ERR_LEN, "too many memory regions (the soft engine allows %d)",
+		 SOFT_MAX_MRS);
+	return -1;
+}
+
+static void soft_dereg_mr(void *dev, struct xport_mr *mr)
+{
+	struct soft_mr *m = soft_mr_lookup(dev, mr->lkey);
+
+	if (m)
+		memset(m, 0, sizeof(*m));
+}
+
+static void *soft_create_cq(void *dev, int depth, char *err)
+{
+	struct soft_cq *cq = calloc(1, sizeof(*cq));
+
+	if (cq)
+		cq->ring = calloc((size_t)(depth > 0 ? depth : 1), sizeof(*cq->ring));
+	if (!cq || !cq->ring) {
+		free(cq);
+		snprintf(err, XPORT_ERR_LEN, "out of memory for a CQ of %d entries", depth);
+		return NULL;
+	}
+	cq->dev = dev;
+	cq->depth = depth > 0 ? depth : 1;
+	return cq;
+}
+
+static void soft_destroy_cq(void *cq)
+{
+	struct soft_cq *c = cq;
+
+	if (c)
+		free(c->ring);
+	free(c);
+}
+
+static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_qp_attr *a,
+			    char *err)
+{
+	struct soft_dev *d = dev;
+	struct soft_qp *qp;
+	int slot, port;
+
+	for (slot = 0; slot < SOFT_MAX_QPS && d->qps[slot]; slot++)
+		;
+	if (slot == SOFT_MAX_QPS) {
+		snprintf(err, XPORT_ERR_LEN, "too many QPs (the soft engine allows %d)",
+			 SOFT_MAX_QPS);
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		goto oom;
+	qp->attr = *a;
+	qp->sq_size = a->max_send_wr ? a->max_send_wr : 128;
+	qp->rq_size = a->max_recv_wr ? a->max_recv_wr : 128;
+	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
+	if (!qp->sq || !qp->rq)
+		goto oom;
+	if (!qp->attr.mtu)
+		qp->attr.mtu = DEFAULT_MTU;
+	if (!qp->attr.timeout)
+		qp->attr.timeout = DEFAULT_TIMEOUT;
+	if (!qp->attr.max_rd_atomic)
+		qp->attr.max_rd_atomic = 16;
+	qp->dev = d;
+	qp->slot = slot;
+	qp->qpn = SOFT_QPN_BASE + (uint32_t)slot;
+	qp->scq = scq;
+	qp->rcq = rcq;
+	/* A random-looking first PSN, as RNICs pick, so PSN wrap is exercised. */
+	qp->next_psn = qp->una = (uint32_t)((soft_now_ns() * 2654435761u) & WIRE_PSN_MASK);
+	port = d->link->ops->qp_open(d->link, slot, a->tos, err);
+	if (port < 0)
+		goto fail;
+	qp->sport = (uint16_t)port;
+	d->qps[slot] = qp;
+	if (slot + 1 > d->qp_slots)
+		d->qp_slots = slot + 1;
+	return qp;
+oom:
+	snprintf(err, XPORT_ERR_LEN, "out of memory for a QP");
+fail:
+	if (qp) {
+		free(qp->sq);
+		free(qp->rq);
+	}
+	free(qp);
+	return NULL;
+}
+
+static void soft_destroy_qp(void *qpv)
+{
+	struct soft_qp *qp = qpv;
+
+	if (!qp)
+		return;
+	soft_tx_flush(qp->dev);
+	qp->dev->link->ops->qp_close(qp->dev->link, qp->slot);
+	qp->dev->qps[qp->slot] = NULL;
+	free(qp->sq);
+	free(qp->rq);
+	free(qp);
+}
+
+static void soft_qp_info(void *qpv, struct xport_qp_info *info)
+{
+	struct soft_qp *qp = qpv;
+
+	memset(info, 0, sizeof(*info));
+	info->qpn = qp->qpn;
+	info->psn = qp->next_psn;
+	memcpy(info->gid, qp->dev->link->local.ip, 16);
+	info->udp_port = qp->dev->link->local.port;
+	info->mtu = qp->attr.mtu;
+	info->max_rd_atomic = qp->attr.max_rd_atomic;
+}
+
+static bool valid_mtu(uint32_t mtu)
+{
+	return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+}
+
+static int soft_connect(void *qpv, const struct xport_qp_info *peer, char *err)
+{
+	struct soft_qp *qp = qpv;
+	static const uint8_t v4mapped[12] = { [10] = 0xFF, [11] = 0xFF };
+
+	if (!valid_mtu(peer->mtu) || !valid_mtu(qp->attr.mtu)) {
+		snprintf(err, XPORT_ERR_LEN, "invalid MTU %u: expected 256, 512, 1024, 2048 or 4096",
+			 valid_mtu(peer->mtu) ? qp->attr.mtu : peer->mtu);
+		return -1;
+	}
+	memcpy(qp->peer.ip, peer->gid, 16);
+	qp->peer.v6 = memcmp(peer->gid, v4mapped, 12) != 0;
+	if (qp->peer.v6 != qp->dev->link->local.v6) {
+		snprintf(err, XPORT_ERR_LEN, "the peer's address family differs from ours: bind "
+			 "both sides to IPv4 or both to IPv6 addresses");
+		return -1;
+	}
+	qp->peer.port = peer->udp_port ? peer->udp_port : ROCEV2_UDP_PORT;
+	qp->peer_qpn = peer->qpn & WIRE_PSN_MASK;
+	qp->pmtu = peer->mtu < qp->attr.mtu ? peer->mtu : qp->attr.mtu;
+	qp->peer_max_rd_atomic = peer->max_rd_atomic ? peer->max_rd_atomic : 1;
+	qp->epsn = peer->psn & WIRE_PSN_MASK;
+	qp->retries_left = qp->attr.retry_cnt;
+	qp->rnr_left = qp->attr.rnr_retry;
+	qp->state = SOFT_QP_RTS;
+	return 0;
+}
+
+static int soft_post_send(void *qpv, const struct xport_send_wr *wr, char *err)
+{
+	struct soft_qp *qp = qpv;
+	struct soft_swqe *w;
+
+	if (qp->state != SOFT_QP_RTS) {
+		snprintf(err, XPORT_ERR_LEN, "the QP is not connected or is in the error state");
+		return -1;
+	}
+	if (qp->sq_tail - qp->sq_head == qp->sq_size) {
+		snprintf(err, XPORT_ERR_LEN, "send queue full (%u work requests)", qp->sq_size);
+		return -1;
+	}
+	if ((wr->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == XPORT_WR_ATOMIC_FETCH_AND_ADD) && wr->sge.length != 8) {
+		snprintf(err, XPORT_ERR_LEN, "atomic operations need an 8-byte local buffer");
+		return -1;
+	}
+	if (wr->sge.length && !soft_mr_check(qp->dev, wr->sge.lkey, wr->sge.addr, wr->sge.length,
+					     wr->opcode == XPORT_WR_RDMA_READ ||
+					     wr->opcode >= XPORT_WR_ATOMIC_CMP_AND_SWP ?
+					     XPORT_ACCESS_LOCAL_WRITE : 0)) {
+		snprintf(err, XPORT_ERR_LEN, "the local buffer is outside its memory region or the "
+			 "lkey is wrong");
+		return -1;
+	}
+	w = &qp->sq[qp->sq_tail % qp->sq_size];
+	memset(w, 0, sizeof(*w));
+	w->wr = *wr;
+	qp->sq_tail++;
+	return 0;
+}
+
+static int soft_post_recv(void *qpv, const struct xport_recv_wr *wr, char *err)
+{
+	struct soft_qp *qp = qpv;
+
+	if (qp->state == SOFT_QP_ERROR) {
+		snprintf(err, XPORT_ERR_LEN, "the QP is in the error state");
+		return -1;
+	}
+	if (qp->rq_tail - qp->rq_head == qp->rq_size) {
+		snprintf(err, XPORT_ERR_LEN, "receive queue full (%u work requests)", qp->rq_size);
+		return -1;
+	}
+	if (wr->sge.length && !soft_mr_check(qp->dev, wr->sge.lkey, wr->sge.addr, wr->sge.length,
+					     XPORT_ACCESS_LOCAL_WRITE)) {
+		snprintf(err, XPORT_ERR_LEN, "the receive buffer is outside its memory region, the "
+			 "lkey is wrong, or the region lacks local write access");
+		return -1;
+	}
+	qp->rq[qp->rq_tail % qp->rq_size].wr = *wr;
+	qp->rq_tail++;
+	return 0;
+}
+
+static int soft_poll_cq(void *cqv, struct xport_wc *wc, int n)
+{
+	struct soft_cq *cq = cqv;
+	int got = 0;
+
+	if (!cq->count)
+		soft_progress(cq->dev);
+	while (got < n && cq->count) {
+		wc[got++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->depth;
+		cq->count--;
+	}
+	return cq->overflow && !got ? -1 : got;
+}
+
+static void soft_dev_counters(void *dev, struct xport_counters *c)
+{
+	*c = ((struct soft_dev *)dev)->ctr;
+}
+
+static void soft_qp_counters(void *qp, struct xport_counters *c)
+{
+	*c = ((struct soft_qp *)qp)->ctr;
+}
+
+const struct xport_engine_ops soft_engine_ops = {
+	.name = "soft",
+	.available = soft_available,
+	.open = soft_open,
+	.close = soft_close,
+	.reg_mr = soft_reg_mr,
+	.dereg_mr = soft_dereg_mr,
+	.create_cq = soft_create_cq,
+	.destroy_cq = soft_destroy_cq,
+	.create_qp = soft_create_qp,
+	.destroy_qp = soft_destroy_qp,
+	.qp_info = soft_qp_info,
+	.connect = soft_connect,
+	.post_send = soft_post_send,
+	.post_recv = soft_post_recv,
+	.poll_cq = soft_poll_cq,
+	.dev_counters = soft_dev_counters,
+	.qp_counters = soft_qp_counters,
+};

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The RC requester: segments work requests into packets by path MTU,
+ * numbers them with 24-bit PSNs, and completes them as ACKs and responses
+ * arrive.  Loss is repaired go-back-N: on NAK(PSN sequence error), on a
+ * missing READ response, and on the local ACK timeout (4.096 us *
+ * 2^timeout), within retry_cnt; RNR NAKs wait their timer within rnr_retry
+ * (7 = forever).  Other NAKs fail the work request and the QP.
+ */
+#include <string.h>
+
+#include "soft.h"
+
+static bool is_rd_atomic(enum xport_wr_opcode op)
+{
+	return op == XPORT_WR_RDMA_READ || op == XPORT_WR_ATOMIC_CMP_AND_SWP ||
+	       op == XPORT_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool is_atomic(enum xport_wr_opcode op)
+{
+	return op == XPORT_WR_ATOMIC_CMP_AND_SWP || op == XPORT_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static uint32_t packets_for(const struct soft_qp *qp, const struct xport_send_wr *wr)
+{
+	if (is_atomic(wr->opcode) || !wr->sge.length)
+		return 1;
+	return (wr->sge.length + qp->pmtu - 1) / qp->pmtu;
+}
+
+static uint64_t timeout_ns(const struct soft_qp *qp)
+{
+	return 4096ull << qp->attr.timeout;
+}
+
+static enum xport_wc_opcode wc_opcode(enum xport_wr_opcode op)
+{
+	switch (op) {
+	case XPORT_WR_RDMA_WRITE:
+	case XPORT_WR_RDMA_WRITE_WITH_IMM: return XPORT_WC_RDMA_WRITE;
+	case XPORT_WR_RDMA_READ: return XPORT_WC_RDMA_READ;
+	case XPORT_WR_ATOMIC_CMP_AND_SWP: return XPORT_WC_COMP_SWAP;
+	case XPORT_WR_ATOMIC_FETCH_AND_ADD: return XPORT_WC_FETCH_ADD;
+	default: return XPORT_WC_SEND;
+	}
+}
+
+static struct soft_swqe *wqe(struct soft_qp *qp, uint32_t i)
+{
+	return &qp->sq[i % qp->sq_size];
+}
+
+/* Retires finished work requests in order, completing the signaled ones. */
+static void complete_in_order(struct soft_qp *qp)
+{
+	while (qp->sq_head != qp->sq_tail && wqe(qp, qp->sq_head)->done) {
+		struct soft_swqe *w = wqe(qp, qp->sq_head);
+
+		if (w->wr.signaled || w->status != XPORT_WC_SUCCESS) {
+			struct xport_wc wc = {
+				.wr_id = w->wr.wr_id, .status = w->status,
+				.opcode = wc_opcode(w->wr.opcode), .byte_len = w->wr.sge.length,
+				.qp_num = qp->qpn,
+			};
+
+			soft_cq_push(qp->scq, &wc);
+		}
+		if (qp->sq_cur == qp->sq_head) {
+			qp->sq_cur++;
+			qp->cur_pkt = 0;
+		}
+		qp->sq_head++;
+	}
+}
+
+void soft_req_flush(struct soft_qp *qp, enum xport_wc_status first_status)
+{
+	enum xport_wc_status st = first_status;
+
+	qp->state = SOFT_QP_ERROR;
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+		struct soft_swqe *w = wqe(qp, i);
+
+		if (w->done)
+			continue;
+		w->done = true;
+		w->status = st;
+		st = XPORT_WC_WR_FLUSH_ERR;
+	}
+	complete_in_order(qp);
+	while (qp->rq_head != qp->rq_tail) {
+		struct xport_wc wc = { .wr_id = qp->rq[qp->rq_head % qp->rq_size].wr.wr_id,
+				       .status = XPORT_WC_WR_FLUSH_ERR, .opcode = XPORT_WC_RECV,
+				       .qp_num = qp->qpn };
+
+		soft_cq_push(qp->rcq, &wc);
+		qp->rq_head++;
+	}
+	qp->deadline_ns = 0;
+}
+
+/* Restarts transmission at PSN psn (go-back-N). */
+static void go_back(struct soft_qp *qp, uint32_t psn)
+{
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+		struct soft_swqe *w = wqe(qp, i);
+
+		if (!w->assigned)
+			break;
+		if (w->done || wire_psn_diff(psn, w->first_psn) < 0 ||
+		    wire_psn_diff(psn, w->first_psn + w->npkts) >= 0)
+			continue;
+		qp->sq_cur = i;
+		/* READs resume from the first missing response packet, which the
+		 * request itself encodes; atomics are one packet. */
+		qp->cur_pkt = is_rd_atomic(w->wr.opcode) ? 0 : psn - w->first_psn;
+		return;
+	}
+}
+
+static bool outstanding(struct soft_qp *qp)
+{
+	return qp->sq_head != qp->sq_tail && wqe(qp, qp->sq_head)->assigned;
+}
+
+static void progress_made(struct soft_qp *qp)
+{
+	qp->retries_left = qp->attr.retry_cnt;
+	qp->rnr_left = qp->attr.rnr_retry;
+	qp->read_resent = false;
+	qp->deadline_ns = outstanding(qp) ? qp->dev->now_ns + timeout_ns(qp) : 0;
+}
+
+/*
+ * An ACK (or response) at psn acknowledges every SEND/WRITE up to psn.  A
+ * READ or atomic in that range is done only when its own response came:
+ * if the ACK passed it, that response was lost, so it is asked for again,
+ * and nothing after it counts as acknowledged yet.
+ */
+static void ack_upto(struct soft_qp *qp, uint32_t psn)
+{
+	uint32_t una = (psn + 1) & WIRE_PSN_MASK;
+	bool advanced = false;
+
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+		struct soft_swqe *w = wqe(qp, i);
+
+		if (!w->assigned || wire_psn_diff(w->first_psn + w->npkts - 1, psn) > 0)
+			break;
+		if (w->done)
+			continue;
+		if (is_rd_atomic(w->wr.opcode)) {
+			una = (w->first_psn + w->resp_pkts) & WIRE_PSN_MASK;
+			if (!qp->read_resent) {
+				qp->read_resent = true;
+				go_back(qp, una);
+			}
+			break;
+		}
+		w->done = true;
+		advanced = true;
+	}
+	if (wire_psn_diff(una, qp->una) > 0) {
+		qp->una = una;
+		advanced = true;
+	}
+	complete_in_order(qp);
+	if (advanced)
+		progress_made(qp);
+}
+
+static void fail_at(struct soft_qp *qp, uint32_t psn, enum xport_wc_status st)
+{
+	ack_upto(qp, psn - 1);
+	soft_req_flush(qp, st);
+}
+
+static void on_aeth(struct soft_qp *qp, const struct wire_pkt *p)
+{
+	uint8_t syn = p->aeth.syndrome, v = wire_aeth_value(syn);
+	uint32_t psn = p->bth.psn;
+
+	switch (wire_aeth_kind(syn)) {
+	case WIRE_AETH_ACK:
+		ack_upto(qp, psn);
+		return;
+	case WIRE_AETH_RNR_NAK:
+		qp->ctr.rnr_naks_rx++;
+		ack_upto(qp, psn - 1);
+		if (qp->attr.rnr_retry != 7 && qp->rnr_left-- <= 0) {
+			soft_req_flush(qp, XPORT_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		qp->rnr_until_ns = qp->dev->now_ns + (uint64_t)wire_rnr_timer_us(v) * 1000;
+		go_back(qp, psn);
+		return;
+	case WIRE_AETH_NAK:
+		qp->ctr.naks_rx++;
+		if (v == WIRE_NAK_PSN_SEQ_ERR) {
+			qp->ctr.seq_naks_rx++;
+			ack_upto(qp, psn - 1);
+			go_back(qp, psn);
+			return;
+		}
+		fail_at(qp, psn, v == WIRE_NAK_REMOTE_ACCESS_ERR ? XPORT_WC_REM_ACCESS_ERR :
+				 v == WIRE_NAK_INVALID_REQ ? XPORT_WC_REM_INV_REQ_ERR :
+				 XPORT_WC_REM_OP_ERR);
+		return;
+	default:
+		qp->dev->ctr.drops++;
+	}
+}
+
+/* Whether a READ response opcode ends a response message. */
+static bool read_resp_ends(uint8_t op)
+{
+	return op == OP_RC_READ_RESPONSE_LAST || op == OP_RC_READ_RESPONSE_ONLY;
+}
+
+static void on_read_response(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf)
+{
+	struct soft_swqe *w;
+	uint32_t expect, off, want_len;
+
+	if (p->ext & WIRE_X_AETH)
+		ack_upto(qp, p->bth.psn - 1);
+	if (qp->state != SOFT_QP_RTS || qp->sq_head == qp->sq_tail)
+		return;
+	w = wqe(qp, qp->sq_head);
+	if (!w->assigned || w->done || w->wr.opcode != XPORT_WR_RDMA_READ) {
+		qp->ctr.duplicates++;
+		return;
+	}
+	expect = (w->first_psn + w->resp_pkts) & WIRE_PSN_MASK;
+	if (p->bth.psn != expect) {
+		if (wire_psn_diff(p->bth.psn, expect) > 0 && !qp->read_resent) {
+			/* A response packet went missing: re-request from it. */
+			qp->ctr.out_of_sequence++;
+			qp->read_resent = true;
+			go_back(qp, expect);
+		} else {
+			qp->ctr.duplicates++;
+		}
+		return;
+	}
+	off = w->resp_pkts * qp->pmtu;
+	want_len = w->wr.sge.length - off < qp->pmtu ? w->wr.sge.length - off : qp->pmtu;
+	/* Only the last packet may end the response.  FIRST or MIDDLE are both
+	 * right at a re-requested position: the new response starts with
+	 * FIRST, while the tail of the first one, still in flight, says
+	 * MIDDLE for the very same PSN and bytes. */
+	if (read_resp_ends(p->bth.opcode) != (w->resp_pkts == w->npkts - 1) ||
+	    p->payload_len != want_len) {
+		fail_at(qp, p->bth.psn, XPORT_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (want_len)
+		memcpy((uint8_t *)(uintptr_t)w->wr.sge.addr + off, buf + p->payload_off, want_len);
+	w->resp_pkts++;
+	qp->una = (p->bth.psn + 1) & WIRE_PSN_MASK;
+	if (w->resp_pkts == w->npkts) {
+		w->done = true;
+		qp->rd_atomic_out--;
+		complete_in_order(qp);
+	}
+	progress_made(qp);
+}
+
+static void on_atomic_ack(struct soft_qp *qp, const struct wire_pkt *p)
+{
+	struct soft_swqe *w;
+
+	ack_upto(qp, p->bth.psn - 1);
+	if (qp->state != SOFT_QP_RTS || qp->sq_head == qp->sq_tail)
+		return;
+	w = wqe(qp, qp->sq_head);
+	if (!w->assigned || w->done || !is_atomic(w->wr.opcode) || w->first_psn != p->bth.psn) {
+		qp->ctr.duplicates++;
+		return;
+	}
+	memcpy((void *)(uintptr_t)w->wr.sge.addr, &p->atomicacketh.orig, 8);
+	w->done = true;
+	qp->rd_atomic_out--;
+	qp->una = (p->bth.psn + 1) & WIRE_PSN_MASK;
+	complete_in_order(qp);
+	progress_made(qp);
+}
+
+void soft_req_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf)
+{
+	if (qp->state != SOFT_QP_RTS)
+		return;
+	/* A response for a PSN never sent is forged or stale: ignore it. */
+	if (wire_psn_diff(p->bth.psn, qp->next_psn) >= 0) {
+		qp->dev->ctr.drops++;
+		return;
+	}
+	switch (p->bth.opcode) {
+	case OP_RC_ACK:
+		on_aeth(qp, p);
+		break;
+	case OP_RC_ATOMIC_ACK:
+		if (wire_aeth_kind(p->aeth.syndrome) != WIRE_AETH_ACK)
+			on_aeth(qp, p);
+		else
+			on_atomic_ack(qp, p);
+		break;
+	default:
+		if ((p->ext & WIRE_X_AETH) && wire_aeth_kind(p->aeth.syndrome) != WIRE_AETH_ACK)
+			on_aeth(qp, p);
+		else
+			on_read_response(qp, p, buf);
+		break;
+	}
+}
+
+void soft_req_timers(struct soft_qp *qp)
+{
+	uint64_t now = qp->dev->now_ns;
+
+	if (qp->state != SOFT_QP_RTS || !qp->deadline_ns || now < qp->deadline_ns)
+		return;
+	if (!outstanding(qp)) {
+		qp->deadline_ns = 0;
+		return;
+	}
+	qp->ctr.timeouts++;
+	if (qp->retries_left-- <= 0) {
+		soft_req_flush(qp, XPORT_WC_RETRY_EXC_ERR);
+		return;
+	}
+	go_back(qp, qp->una);
+	qp->deadline_ns = now + timeout_ns(qp);
+}
+
+/* The opcode of packet i of n of a SEND or WRITE. */
+static uint8_t req_opcode(enum xport_wr_opcode op, uint32_t i, uint32_t n)
+{
+	bool write = op == XPORT_WR_RDMA_WRITE || op == XPORT_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = op == XPORT_WR_SEND_WITH_IMM || op == XPORT_WR_RDMA_WRITE_WITH_IMM;
+	uint8_t first = write ? OP_RC_WRITE_FIRST : OP_RC_SEND_FIRST;
+
+	if (n == 1)
+		return (uint8_t)(first + 4 + (imm ? 1 : 0));	/* ONLY(_IMM) */
+	if (i == 0)
+		return first;
+	if (i < n - 1)
+		return (uint8_t)(first + 1);
+	return (uint8_t)(first + 2 + (imm ? 1 : 0));	/* LAST(_IMM) */
+}
+
+/* Builds and queues packet cur_pkt of WQE w. */
+static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
+{
+	struct soft_pkt *slot = soft_tx_slot(qp->dev);
+	uint32_t i = qp->cur_pkt, psn = (w->first_psn + i) & WIRE_PSN_MASK;
+	const struct xport_send_wr *wr = &w->wr;
+	struct wire_pkt p;
+	const uint8_t *data = NULL;
+	uint32_t len = 0;
+
+	if (wr->opcode == XPORT_WR_RDMA_READ) {
+		uint32_t off = w->resp_pkts * qp->pmtu;
+
+		psn = (w->first_psn + w->resp_pkts) & WIRE_PSN_MASK;
+		soft_bth(qp, &p, OP_RC_READ_REQUEST, psn);
+		p.reth.va = wr->remote_addr + off;
+		p.reth.rkey = wr->rkey;
+		p.reth.dmalen = wr->sge.length - off;
+	} else if (is_atomic(wr->opcode)) {
+		soft_bth(qp, &p, wr->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP ? OP_RC_CMP_SWAP :
+			 OP_RC_FETCH_ADD, psn);
+		p.atomiceth.va = wr->remote_addr;
+		p.atomiceth.rkey = wr->rkey;
+		p.atomiceth.swap_add = wr->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP ? wr->swap :
+				       wr->compare_add;
+		p.atomiceth.compare = wr->compare_add;
+	} else {
+		uint32_t off = i * qp->pmtu;
+
+		len = wr->sge.length - off < qp->pmtu ? wr->sge.length - off : qp->pmtu;
+		data = (const uint8_t *)(uintptr_t)wr->sge.addr + off;
+		soft_bth(qp, &p, req_opcode(wr->opcode, i, w->npkts), psn);
+		p.reth.va = wr->remote_addr;
+		p.reth.rkey = wr->rkey;
+		p.reth.dmalen = wr->sge.length;
+		p.immdt = wr->imm;
+		p.bth.se = i == w->npkts - 1 && (wr->opcode == XPORT_WR_SEND ||
+						 wr->opcode == XPORT_WR_SEND_WITH_IMM);
+		p.bth.ackreq = i == w->npkts - 1 || psn % SOFT_ACK_EVERY == 0;
+	}
+	if (wire_psn_diff(psn, qp->max_sent_psn) <= 0 && qp->sent_any) {
+		qp->ctr.retransmits++;
+		qp->dev->ctr.retransmits++;
+	} else {
+		qp->max_sent_psn = psn;
+		qp->sent_any = true;
+	}
+	soft_tx_commit(qp, slot, &p, data, len, WIRE_ECT0);
+	if (!qp->deadline_ns)
+		qp->deadline_ns = qp->dev->now_ns + timeout_ns(qp);
+}
+
+void soft_req_transmit(struct soft_qp *qp)
+{
+	int budget = SOFT_BATCH;
+
+	if (qp->state != SOFT_QP_RTS)
+		return;
+	if (qp->rnr_until_ns) {
+		if (qp->dev->now_ns < qp->rnr_until_ns)
+			return;
+		qp->rnr_until_ns = 0;
+	}
+	while (budget > 0 && qp->sq_cur != qp->sq_tail) {
+		struct soft_swqe *w = wqe(qp, qp->sq_cur);
+
+		if (w->done) {
+			qp->sq_cur++;
+			qp->cur_pkt = 0;
+			continue;
+		}
+		if (!w->assigned) {
+			uint32_t n = packets_for(qp, &w->wr);
+
+			if (wire_psn_diff(qp->next_psn + n, qp->una) > SOFT_WINDOW)
+				break;
+			if (is_rd_atomic(w->wr.opcode)) {
+				if (qp->rd_atomic_out >= qp->peer_max_rd_atomic)
+					break;
+				qp->rd_atomic_out++;
+			}
+			w->first_psn = qp->next_psn;
+			w->npkts = n;
+			w->assigned = true;
+			qp->next_psn = (qp->next_psn + n) & WIRE_PSN_MASK;
+		}
+		send_packet(qp, w);
+		budget--;
+		if (is_rd_atomic(w->wr.opcode) || ++qp->cur_pkt >= w->npkts) {
+			qp->sq_cur++;
+			qp->cur_pkt = 0;
+		}
+	}
+}

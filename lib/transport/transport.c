@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Engine selection and the thin dispatch from the public API to an
+ * engine's ops.  `auto` takes the first engine that can run here, in the
+ * order of the table: verbs (an RDMA device exists), then soft.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+static const struct xport_engine_ops *const engines[] = {
+	&soft_engine_ops,
+};
+
+struct xport_dev {
+	const struct xport_engine_ops *ops;
+	void *impl;
+};
+
+struct xport_cq {
+	struct xport_dev *dev;
+	void *impl;
+};
+
+struct xport_qp {
+	struct xport_dev *dev;
+	void *impl;
+};
+
+static const struct xport_engine_ops *find_engine(const char *name, char *err)
+{
+	size_t n = sizeof(engines) / sizeof(engines[0]);
+
+	if (!name || strcmp(name, "auto") == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (engines[i]->available())
+				return engines[i];
+		snprintf(err, XPORT_ERR_LEN, "no engine can run here");
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(engines[i]->name, name) == 0)
+			return engines[i];
+	if (strcmp(name, "verbs") == 0)
+		snprintf(err, XPORT_ERR_LEN, "the verbs engine is not available in this build "
+			 "of rdmakit yet; use --engine soft");
+	else
+		snprintf(err, XPORT_ERR_LEN, "unknown engine '%s': expected auto, soft or verbs",
+			 name);
+	return NULL;
+}
+
+int xport_open(const struct xport_dev_attr *a, struct xport_dev **out, char *err)
+{
+	const struct xport_engine_ops *ops = find_engine(a->engine, err);
+	struct xport_dev *d;
+
+	if (!ops)
+		return -1;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return -1;
+	}
+	d->ops = ops;
+	d->impl = ops->open(a, err);
+	if (!d->impl) {
+		free(d);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+void xport_close(struct xport_dev *d)
+{
+	if (!d)
+		return;
+	d->ops->close(d->impl);
+	free(d);
+}
+
+const char *xport_engine_name(const struct xport_dev *d)
+{
+	return d->ops->name;
+}
+
+struct xport_mr *xport_reg_mr(struct xport_dev *d, void *addr, size_t len, int access,
+			      char *err)
+{
+	struct xport_mr *mr = calloc(1, sizeof(*mr));
+
+	if (!mr) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	mr->addr = addr;
+	mr->length = len;
+	mr->access = access;
+	if (d->ops->reg_mr(d->impl, mr, err) < 0) {
+		free(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+void xport_dereg_mr(struct xport_dev *d, struct xport_mr *mr)
+{
+	if (!mr)
+		return;
+	d->ops->dereg_mr(d->impl, mr);
+	free(mr);
+}
+
+struct xport_cq *xport_create_cq(struct xport_dev *d, int depth, char *err)
+{
+	struct xport_cq *cq = calloc(1, sizeof(*cq));
+
+	if (!cq) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	cq->dev = d;
+	cq->impl = d->ops->create_cq(d->impl, depth, err);
+	if (!cq->impl) {
+		free(cq);
+		return NULL;
+	}
+	return cq;
+}
+
+void xport_destroy_cq(struct xport_dev *d, struct xport_cq *cq)
+{
+	if (!cq)
+		return;
+	d->ops->destroy_cq(cq->impl);
+	free(cq);
+}
+
+struct xport_qp *xport_create_qp(struct xport_dev *d, struct xport_cq *send_cq,
+				 struct xport_cq *recv_cq, const struct xport_qp_attr *a,
+				 char *err)
+{
+	struct xport_qp *qp = calloc(1, sizeof(*qp));
+
+	if (!qp) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	qp->dev = d;
+	qp->impl = d->ops->create_qp(d->impl, send_cq->impl, recv_cq->impl, a, err);
+	if (!qp->impl) {
+		free(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+void xport_destroy_qp(struct xport_dev *d, struct xport_qp *qp)
+{
+	if (!qp)
+		return;
+	d->ops->destroy_qp(qp->impl);
+	free(qp);
+}
+
+void xport_qp_info(struct xport_qp *qp, struct xport_qp_info *info)
+{
+	qp->dev->ops->qp_info(qp->impl, info);
+}
+
+int xport_connect(struct xport_qp *qp, const struct xport_qp_info *peer, char *err)
+{
+	return qp->dev->ops->connect(qp->impl, peer, err);
+}
+
+int xport_post_send(struct xport_qp *qp, const struct xport_send_wr *wr, char *err)
+{
+	return qp->dev->ops->post_send(qp->impl, wr, err);
+}
+
+int xport_post_recv(struct xport_qp *qp, const struct xport_recv_wr *wr, char *err)
+{
+	return qp->dev->ops->post_recv(qp->impl, wr, err);
+}
+
+int xport_poll_cq(struct xport_cq *cq, struct xport_wc *wc, int n)
+{
+	return cq->dev->ops->poll_cq(cq->impl, wc, n);
+}
+
+void xport_dev_counters(struct xport_dev *d, struct xport_counters *c)
+{
+	d->ops->dev_counters(d->impl, c);
+}
+
+void xport_qp_counters(struct xport_qp *qp, struct xport_counters *c)
+{
+	qp->dev->ops->qp_counters(qp->impl, c);
+}
+
+const char *xport_wc_status_str(enum xport_wc_status s)
+{
+	switch (s) {
+	case XPORT_WC_SUCCESS: return "success";
+	case XPORT_WC_LOC_LEN_ERR: return "local length error";
+	case XPORT_WC_LOC_QP_OP_ERR: return "local QP operation error";
+	case XPORT_WC_LOC_PROT_ERR: return "local protection error";
+	case XPORT_WC_WR_FLUSH_ERR: return "Work Request Flushed Error";
+	case XPORT_WC_BAD_RESP_ERR: return "bad response error";
+	case XPORT_WC_LOC_ACCESS_ERR: return "local access error";
+	case XPORT_WC_REM_INV_REQ_ERR: return "remote invalid request error";
+	case XPORT_WC_REM_ACCESS_ERR: return "remote access error";
+	case XPORT_WC_REM_OP_ERR: return "remote operation error";
+	case XPORT_WC_RETRY_EXC_ERR: return "transport retry counter exceeded";
+	case XPORT_WC_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
+	case XPORT_WC_FATAL_ERR: return "fatal error";
+	case XPORT_WC_GENERAL_ERR: return "general error";
+	}
+	return "unknown status";
+}
+
+const char *xport_wc_status_hint(enum xport_wc_status s)
+{
+	switch (s) {
+	case XPORT_WC_RETRY_EXC_ERR:
+		return "the peer stopped answering: it is gone or unreachable, the GID/subnet or "
+		       "MTU differs between the sides, or the path drops packets without PFC";
+	case XPORT_WC_RNR_RETRY_EXC_ERR:
+		return "the receiver had no RECV posted for too long: post receives earlier or "
+		       "raise --rnr-retry";
+	case XPORT_WC_REM_ACCESS_ERR:
+		return "the peer refused the rkey, address range or access rights: check the "
+		       "rkey and address exchanged and the MR's remote access flags";
+	case XPORT_WC_REM_INV_REQ_ERR:
+		return "the peer rejected the request: a message longer than its RECV buffer, an "
+		       "unaligned atomic, or more outstanding READs/atomics than it allows";
+	case XPORT_WC_REM_OP_ERR:
+		return "the peer could not carry out the operation (its QP is in error)";
+	case XPORT_WC_LOC_LEN_ERR:
+		return "a message did not fit the posted buffer: post a larger RECV";
+	case XPORT_WC_LOC_PROT_ERR:
+		return "a local buffer is outside its registered memory region or has the wrong lkey";
+	case XPORT_WC_WR_FLUSH_ERR:
+		return "the QP went to the error state after an earlier failure; look at the "
+		       "first error";
+	default:
+		return "";
+	}
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport core: one small verbs-like API, several engines behind a
+ * const ops table (as rdma-core providers are).  Commands include only
+ * this header to move data; they never know which engine runs.
+ *
+ *   engine "soft":  a userspace RoCEv2 RC implementation over UDP/4791
+ *   engine "verbs": libibverbs/librdmacm on an RDMA device (when built)
+ *
+ * Nothing here prints or exits: failures return -1 with a one-line
+ * explanation in the caller's error buffer (XPORT_ERR_LEN bytes).
+ */
+#ifndef RDMAKIT_TRANSPORT_H
+#define RDMAKIT_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XPORT_ERR_LEN 512
+
+/* Access flags of a memory region (the ibv_access_flags bits). */
+enum xport_access {
+	XPORT_ACCESS_LOCAL_WRITE = 1 << 0,
+	XPORT_ACCESS_REMOTE_WRITE = 1 << 1,
+	XPORT_ACCESS_REMOTE_READ = 1 << 2,
+	XPORT_ACCESS_REMOTE_ATOMIC = 1 << 3,
+};
+
+/* Work request opcodes (ibv_wr_opcode's meaning). */
+enum xport_wr_opcode {
+	XPORT_WR_SEND,
+	XPORT_WR_SEND_WITH_IMM,
+	XPORT_WR_RDMA_WRITE,
+	XPORT_WR_RDMA_WRITE_WITH_IMM,
+	XPORT_WR_RDMA_READ,
+	XPORT_WR_ATOMIC_CMP_AND_SWP,
+	XPORT_WR_ATOMIC_FETCH_AND_ADD,
+};
+
+/* Completion statuses: the values of enum ibv_wc_status. */
+enum xport_wc_status {
+	XPORT_WC_SUCCESS = 0,
+	XPORT_WC_LOC_LEN_ERR = 1,
+	XPORT_WC_LOC_QP_OP_ERR = 2,
+	XPORT_WC_LOC_PROT_ERR = 4,
+	XPORT_WC_WR_FLUSH_ERR = 5,
+	XPORT_WC_BAD_RESP_ERR = 7,
+	XPORT_WC_LOC_ACCESS_ERR = 8,
+	XPORT_WC_REM_INV_REQ_ERR = 9,
+	XPORT_WC_REM_ACCESS_ERR = 10,
+	XPORT_WC_REM_OP_ERR = 11,
+	XPORT_WC_RETRY_EXC_ERR = 12,
+	XPORT_WC_RNR_RETRY_EXC_ERR = 13,
+	XPORT_WC_FATAL_ERR = 19,
+	XPORT_WC_GENERAL_ERR = 21,
+};
+
+/* Completion opcodes (ibv_wc_opcode's meaning). */
+enum xport_wc_opcode {
+	XPORT_WC_SEND,
+	XPORT_WC_RDMA_WRITE,
+	XPORT_WC_RDMA_READ,
+	XPORT_WC_COMP_SWAP,
+	XPORT_WC_FETCH_ADD,
+	XPORT_WC_RECV,
+	XPORT_WC_RECV_RDMA_WITH_IMM,
+};
+
+struct xport_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+struct xport_send_wr {
+	uint64_t wr_id;
+	enum xport_wr_opcode opcode;
+	struct xport_sge sge;
+	bool signaled;		/* generate a completion on success */
+	uint32_t imm;		/* *_WITH_IMM, host order */
+	uint64_t remote_addr;	/* RDMA and atomics */
+	uint32_t rkey;
+	uint64_t compare_add;	/* CMP_AND_SWP: compare; FETCH_AND_ADD: add */
+	uint64_t swap;
+};
+
+struct xport_recv_wr {
+	uint64_t wr_id;
+	struct xport_sge sge;
+};
+
+struct xport_wc {
+	uint64_t wr_id;
+	enum xport_wc_status status;
+	enum xport_wc_opcode opcode;
+	uint32_t byte_len;
+	uint32_t imm;
+	bool has_imm;
+	uint32_t qp_num;
+};
+
+struct xport_mr {
+	void *addr;
+	size_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+	int access;
+};
+
+/* What the two sides of a connection exchange over the control channel. */
+struct xport_qp_info {
+	uint32_t qpn;
+	uint32_t psn;			/* first PSN this side will send */
+	uint8_t gid[16];		/* IPv4-mapped or IPv6 address / GID */
+	uint16_t udp_port;		/* soft engine: where it listens (4791) */
+	uint16_t lid;
+	uint32_t mtu;			/* bytes: 256..4096 */
+	uint8_t max_rd_atomic;		/* outstanding READs/atomics it accepts */
+};
+
+struct xport_qp_attr {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t mtu;			/* path MTU wanted, bytes (0: engine default) */
+	uint8_t max_rd_atomic;		/* outstanding READs/atomics we accept */
+	uint8_t timeout;		/* local ACK timeout: 4.096 us * 2^timeout */
+	uint8_t retry_cnt;		/* 0..7 */
+	uint8_t rnr_retry;		/* 0..7, 7 = infinite */
+	uint8_t min_rnr_timer;		/* RNR NAK timer code we send (IBTA table) */
+	uint8_t tos;			/* DSCP<<2; ECN bits are the engine's */
+};
+
+struct xport_dev_attr {
+	const char *engine;		/* "auto", "soft", "verbs" */
+	const char *bind;		/* soft: local address to bind */
+	uint16_t udp_port;		/* soft: 0 = 4791 */
+	const char *ib_dev;		/* verbs: device name */
+	int ib_port;			/* verbs: port (1-based) */
+	int gid_index;			/* verbs: -1 = pick */
+};
+
+struct xport_dev;
+struct xport_cq;
+struct xport_qp;
+
+/* Per-engine and per-QP counters (the soft engine publishes them for top). */
+struct xport_counters {
+	uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;
+	uint64_t retransmits, timeouts, rnr_naks_rx, rnr_naks_tx;
+	uint64_t naks_rx, naks_tx, seq_naks_rx, seq_naks_tx;
+	uint64_t duplicates, out_of_sequence, icrc_errors, drops;
+	uint64_t cnps_tx, cnps_rx, ce_rx;
+};
+
+int xport_open(const struct xport_dev_attr *a, struct xport_dev **out, char *err);
+void xport_close(struct xport_dev *d);
+const char *xport_engine_name(const struct xport_dev *d);
+
+struct xport_mr *xport_reg_mr(struct xport_dev *d, void *addr, size_t len, int access,
+			      char *err);
+void xport_dereg_mr(struct xport_dev *d, struct xport_mr *mr);
+
+struct xport_cq *xport_create_cq(struct xport_dev *d, int depth, char *err);
+void xport_destroy_cq(struct xport_dev *d, struct xport_cq *cq);
+
+struct xport_qp *xport_create_qp(struct xport_dev *d, struct xport_cq *send_cq,
+				 struct xport_cq *recv_cq, const struct xport_qp_attr *a,
+				 char *err);
+void xport_destroy_qp(struct xport_dev *d, struct xport_qp *qp);
+/* This side's half of the connection info, to send to the peer. */
+void xport_qp_info(struct xport_qp *qp, struct xport_qp_info *info);
+/* Moves the QP to RTS with the peer's info. */
+int xport_connect(struct xport_qp *qp, const struct xport_qp_info *peer, char *err);
+
+int xport_post_send(struct xport_qp *qp, const struct xport_send_wr *wr, char *err);
+int xport_post_recv(struct xport_qp *qp, const struct xport_recv_wr *wr, char *err);
+/* Up to n completions; drives the engine's progress (soft). */
+int xport_poll_cq(struct xport_cq *cq, struct xport_wc *wc, int n);
+
+void xport_dev_counters(struct xport_dev *d, struct xport_counters *c);
+void xport_qp_counters(struct xport_qp *qp, struct xport_counters *c);
+
+const char *xport_wc_status_str(enum xport_wc_status s);
+/* A sentence naming the likely cause of a failed completion and the fix. */
+const char *xport_wc_status_hint(enum xport_wc_status s);
+
+#endif

@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The soft engine's RC state machines over a deterministic in-process
+ * link that drops, duplicates and reorders packets on a seed: every
+ * operation of many sizes completes with bit-exact data under impairment,
+ * the counters show the repair work, protection faults leave memory
+ * untouched and fail with the right status, and a vanished peer ends in
+ * retry-exceeded instead of a hang.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "icrc.h"
+#include "soft.h"
+#include "unit.h"
+
+/* ---- the in-process link ------------------------------------------------ */
+
+#define SIM_QUEUE 65536
+
+struct sim_wire {
+	struct soft_pkt *q[2];		/* packets in flight towards side 0 / 1 */
+	int len[2];
+	uint64_t rng;
+	int drop_pct, dup_pct, reorder_pct;
+	bool cut;			/* the cable is pulled */
+	uint64_t delivered, dropped, duplicated, reordered;
+};
+
+struct sim_link {
+	struct soft_link pub;
+	struct sim_wire *w;
+	int side;
+};
+
+static uint32_t sim_rand(struct sim_wire *w)
+{
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return (uint32_t)(w->rng >> 11);
+}
+
+static int sim_qp_open(struct soft_link *l, int slot, uint8_t tos, char *err)
+{
+	(void)tos;
+	(void)err;
+	return 0xC000 + slot + ((struct sim_link *)l)->side * 0x100;
+}
+
+static void sim_qp_close(struct soft_link *l, int slot)
+{
+	(void)l;
+	(void)slot;
+}
+
+static void sim_enqueue(struct sim_wire *w, int to, const struct soft_pkt *pk)
+{
+	if (w->len[to] == SIM_QUEUE)
+		return;
+	w->q[to][w->len[to]++] = *pk;
+}
+
+static int sim_send(struct soft_link *l, struct soft_pkt *pkts, int n)
+{
+	struct sim_link *s = (struct sim_link *)l;
+	struct sim_wire *w = s->w;
+	int to = !s->side;
+
+	for (int i = 0; i < n; i++) {
+		if (w->cut || (int)(sim_rand(w) % 100) < w->drop_pct) {
+			w->dropped++;
+			continue;
+		}
+		sim_enqueue(w, to, &pkts[i]);
+		if ((int)(sim_rand(w) % 100) < w->dup_pct) {
+			w->duplicated++;
+			sim_enqueue(w, to, &pkts[i]);
+		}
+		/* Reorder: swap the new packet with an earlier one in flight. */
+		if (w->len[to] > 1 && (int)(sim_rand(w) % 100) < w->reorder_pct) {
+			struct soft_pkt tmp = w->q[to][w->len[to] - 1];
+			int j = w->len[to] - 2;
+
+			w->q[to][w->len[to] - 1] = w->q[to][j];
+			w->q[to][j] = tmp;
+			w->reordered++;
+		}
+	}
+	return n;
+}
+
+static int sim_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
+{
+	struct sim_link *s = (struct sim_link *)l;
+	struct sim_wire *w = s->w;
+	int side = s->side, got = n < w->len[side] ? n : w->len[side];
+
+	memcpy(pkts, w->q[side], (size_t)got * sizeof(*pkts));
+	memmove(w->q[side], w->q[side] + got, (size_t)(w->len[side] - got) * sizeof(*pkts));
+	w->len[side] -= got;
+	w->delivered += (uint64_t)got;
+	return got;
+}
+
+static void sim_close(struct soft_link *l)
+{
+	free(l);
+}
+
+static const struct soft_link_ops sim_ops = {
+	.qp_open = sim_qp_open, .qp_close = sim_qp_close, .send = sim_send,
+	.recv = sim_recv, .close = sim_close,
+};
+
+static struct soft_link *sim_link(struct sim_wire *w, int side)
+{
+	struct sim_link *s = calloc(1, sizeof(*s));
+
+	s->pub.ops = &sim_ops;
+	s->pub.local.ip[10] = s->pub.local.ip[11] = 0xFF;
+	s->pub.local.ip[12] = 198;
+	s->pub.local.ip[13] = 18;
+	s->pub.local.ip[15] = (uint8_t)(1 + side);
+	s->pub.local.port = ROCEV2_UDP_PORT;
+	s->w = w;
+	s->side = side;
+	return &s->pub;
+}
+
+/* ---- a connected pair --------------------------------------------------- */
+
+struct side {
+	struct soft_dev *dev;
+	void *cq;
+	struct soft_qp *qp;
+	uint8_t *buf;
+	size_t len;
+	struct xport_mr mr;
+};
+
+struct pair {
+	struct sim_wire wire;
+	struct side s[2];
+};
+
+static void side_open(struct pair *pr, int i, size_t len, const struct xport_qp_attr *a)
+{
+	struct side *s = &pr->s[i];
+	char err[XPORT_ERR_LEN];
+
+	s->dev = soft_dev_open(sim_link(&pr->wire, i), err);
+	s->cq = soft_engine_ops.create_cq(s->dev, 4096, err);
+	s->qp = soft_engine_ops.create_qp(s->dev, s->cq, s->cq, a, err);
+	s->len = len;
+	s->buf = calloc(1, len);
+	s->mr = (struct xport_mr){ .addr = s->buf, .length = len,
+				   .access = XPORT_ACCESS_LOCAL_WRITE | XPORT_ACCESS_REMOTE_WRITE |
+					     XPORT_ACCESS_REMOTE_READ | XPORT_ACCESS_REMOTE_ATOMIC };
+	soft_engine_ops.reg_mr(s->dev, &s->mr, err);
+}
+
+static void pair_open(struct pair *pr, size_t len, uint64_t seed, int drop, int dup, int reorder,
+		      uint32_t psn0)
+{
+	struct xport_qp_attr a = { .max_send_wr = 256, .max_recv_wr = 256, .mtu = 1024,
+				   .timeout = 8, .retry_cnt = 7, .rnr_retry = 7,
+				   .min_rnr_timer = 1, .max_rd_atomic = 16 };
+	struct xport_qp_info info[2];
+	char err[XPORT_ERR_LEN];
+
+	memset(pr, 0, sizeof(*pr));
+	pr->wire.q[0] = calloc(SIM_QUEUE, sizeof(struct soft_pkt));
+	pr->wire.q[1] = calloc(SIM_QUEUE, sizeof(struct soft_pkt));
+	pr->wire.rng = seed | 1;
+	pr->wire.drop_pct = drop;
+	pr->wire.dup_pct = dup;
+	pr->wire.reorder_pct = reorder;
+	for (int i = 0; i < 2; i++) {
+		side_open(pr, i, len, &a);
+		pr->s[i].qp->next_psn = pr->s[i].qp->una = psn0;	/* exercise wrap */
+	}
+	for (int i = 0; i < 2; i++)
+		soft_engine_ops.qp_info(pr->s[i].qp, &info[i]);
+	for (int i = 0; i < 2; i++)
+		soft_engine_ops.connect(pr->s[i].qp, &info[!i], err);
+}
+
+static void pair_close(struct pair *pr)
+{
+	for (int i = 0; i < 2; i++) {
+		soft_engine_ops.destroy_qp(pr->s[i].qp);
+		soft_engine_ops.destroy_cq(pr->s[i].cq);
+		soft_dev_close(pr->s[i].dev);
+		free(pr->s[i].buf);
+	}
+	free(pr->wire.q[0]);
+	free(pr->wire.q[1]);
+}
+
+/* Polls both sides until `want` completions arrived on side i (or 20 s). */
+static int run_until(struct pair *pr, int i, int want, struct xport_wc *out)
+{
+	uint64_t end = soft_now_ns() + 20000000000ull;
+	int got = 0;
+
+	while (got < want && soft_now_ns() < end) {
+		struct xport_wc wc[16];
+		int n = soft_engine_ops.poll_cq(pr->s[i].cq, wc, 16);
+
+		for (int k = 0; k < n && got < want; k++)
+			out[got++] = wc[k];
+		soft_engine_ops.poll_cq(pr->s[!i].cq, wc, 0);
+		soft_progress(pr->s[!i].dev);
+	}
+	return got;
+}
+
+static void fill(uint8_t *p, size_t len, uint64_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		p[i] = (uint8_t)(seed >> 56);
+	}
+}
+
+static struct xport_send_wr wr_of(struct side *src, struct side *dst, enum xport_wr_opcode op,
+				  size_t off, uint32_t len)
+{
+	return (struct xport_send_wr){
+		.wr_id = len, .opcode = op, .signaled = true,
+		.sge = { (uint64_t)(uintptr_t)src->buf + off, len, src->mr.lkey },
+		.remote_addr = (uint64_t)(uintptr_t)dst->buf + off, .rkey = dst->mr.rkey,
+		.imm = 0xC0FFEE,
+	};
+}
+
+static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20 };
+
+/* WRITE, READ and SEND of every size, data checked byte for byte. */
+static void data_ops(struct unit *u, int drop, int dup, int reorder, uint64_t seed)
+{
+	struct pair pr;
+	struct xport_wc wc[4];
+	char err[XPORT_ERR_LEN];
+
+	pair_open(&pr, 2 << 20, seed, drop, dup, reorder, 0xFFFFF0);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t len = sizes[k];
+		struct side *a = &pr.s[0], *b = &pr.s[1];
+		struct xport_send_wr wr;
+		struct xport_recv_wr rr = { 7, { (uint64_t)(uintptr_t)b->buf + (1 << 20), 1 << 20,
+						 b->mr.lkey } };
+
+		/* WRITE a -> b */
+		fill(a->buf, len, seed + k);
+		memset(b->buf, 0, len);
+		wr = wr_of(a, b, XPORT_WR_RDMA_WRITE_WITH_IMM, 0, len);
+		CHECK_EQ(u, soft_engine_ops.post_recv(b->qp, &rr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+		CHECK_EQ(u, run_until(&pr, 1, 1, wc), 1);
+		CHECK_EQ(u, wc[0].opcode, XPORT_WC_RECV_RDMA_WITH_IMM);
+		CHECK_EQ(u, wc[0].imm, 0xC0FFEE);
+		CHECK(u, memcmp(a->buf, b->buf, len) == 0);
+
+		/* READ b -> a */
+		fill(b->buf, len, seed * 3 + k);
+		memset(a->buf, 0, len);
+		wr = wr_of(a, b, XPORT_WR_RDMA_READ, 0, len);
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+		CHECK_EQ(u, wc[0].opcode, XPORT_WC_RDMA_READ);
+		CHECK(u, memcmp(a->buf, b->buf, len) == 0);
+
+		/* SEND a -> b */
+		fill(a->buf, len, seed * 7 + k);
+		memset(b->buf + (1 << 20), 0, len);
+		wr = wr_of(a, b, XPORT_WR_SEND, 0, len);
+		CHECK_EQ(u, soft_engine_ops.post_recv(b->qp, &rr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+		CHECK_EQ(u, run_until(&pr, 1, 1, wc), 1);
+		CHECK_EQ(u, wc[0].opcode, XPORT_WC_RECV);
+		CHECK_EQ(u, wc[0].byte_len, len);
+		CHECK(u, memcmp(a->buf, b->buf + (1 << 20), len) == 0);
+	}
+	if (drop || dup || reorder) {
+		struct xport_counters c;
+
+		soft_engine_ops.qp_counters(pr.s[0].qp, &c);
+		printf("#   drop %d%% dup %d%% reorder %d%%: %llu retransmits, %llu timeouts, "
+		       "wire dropped %llu dup %llu reordered %llu\n", drop, dup, reorder,
+		       (unsigned long long)c.retransmits, (unsigned long long)c.timeouts,
+		       (unsigned long long)pr.wire.dropped, (unsigned long long)pr.wire.duplicated,
+		       (unsigned long long)pr.wire.reordered);
+		if (drop)
+			CHECK(u, c.retransmits > 0);
+	}
+	pair_close(&pr);
+}
+
+static void test_clean(struct unit *u) { data_ops(u, 0, 0, 0, 1); }
+static void test_loss_1pct(struct unit *u) { data_ops(u, 1, 0, 0, 2); }
+static void test_loss_5pct(struct unit *u) { data_ops(u, 5, 0, 0, 3); }
+static void test_dup_5pct(struct unit *u) { data_ops(u, 0, 5, 0, 4); }
+static void test_reorder_5pct(struct unit *u) { data_ops(u, 0, 0, 5, 5); }
+static void test_all_impairments(struct unit *u) { data_ops(u, 3, 3, 3, 6); }
+
+/* Atomics: each original value returned, never executed twice. */
+static void atomics(struct unit *u, int drop, int dup)
+{
+	struct pair pr;
+	struct xport_wc wc[1];
+	char err[XPORT_ERR_LEN];
+	uint64_t *target, expect = 100;
+
+	pair_open(&pr, 4096, 11, drop, dup, 0, 0xFFFFFE);
+	target = (uint64_t *)(void *)(pr.s[1].buf + 64);
+	*target = 100;
+	for (int i = 0; i < 200; i++) {
+		struct xport_send_wr wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_ATOMIC_FETCH_AND_ADD,
+						64, 8);
+		uint64_t got;
+
+		wr.sge.addr = (uint64_t)(uintptr_t)pr.s[0].buf + 128;
+		wr.compare_add = 3;
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+		memcpy(&got, pr.s[0].buf + 128, 8);
+		CHECK(u, got == expect);
+		expect += 3;
+	}
+	CHECK(u, *target == expect);
+	/* Compare and swap: succeeds once, then fails and returns the new value. */
+	for (int i = 0; i < 2; i++) {
+		struct xport_send_wr wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_ATOMIC_CMP_AND_SWP, 64, 8);
+		uint64_t got;
+
+		wr.sge.addr = (uint64_t)(uintptr_t)pr.s[0].buf + 128;
+		wr.compare_add = 700;
+		wr.swap = 42;
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		memcpy(&got, pr.s[0].buf + 128, 8);
+		CHECK(u, got == (i == 0 ? 700 : 42));
+	}
+	CHECK(u, *target == 42);
+	pair_close(&pr);
+}
+
+static void test_atomics(struct unit *u) { atomics(u, 0, 0); }
+static void test_atomics_lossy(struct unit *u) { atomics(u, 5, 5); }
+
+/* Protection: the target is untouched and the requester sees the status. */
+static void access_case(struct unit *u, int which)
+{
+	struct pair pr;
+	struct xport_wc wc[4];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr;
+	uint8_t before[4096];
+	int expect = XPORT_WC_REM_ACCESS_ERR;
+
+	pair_open(&pr, 4096, 21, 0, 0, 0, 5);
+	fill(pr.s[0].buf, 4096, 9);
+	fill(pr.s[1].buf, 4096, 10);
+	memcpy(before, pr.s[1].buf, sizeof(before));
+	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 512);
+	switch (which) {
+	case 0: wr.rkey ^= 0x100; break;				/* wrong rkey */
+	case 1: wr.remote_addr += 3800; break;				/* past the end */
+	case 2: wr.remote_addr = (uint64_t)-256; break;			/* wraps */
+	case 3:								/* no remote write */
+		pr.s[1].dev->mrs[pr.s[1].mr.rkey >> 8].pub.access = XPORT_ACCESS_LOCAL_WRITE;
+		break;
+	case 4:								/* unaligned atomic */
+		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_ATOMIC_FETCH_AND_ADD, 4, 8);
+		expect = XPORT_WC_REM_INV_REQ_ERR;
+		break;
+	case 5:								/* READ, no remote read */
+		pr.s[1].dev->mrs[pr.s[1].mr.rkey >> 8].pub.access = XPORT_ACCESS_REMOTE_WRITE;
+		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_READ, 0, 512);
+		memcpy(pr.s[0].buf, before, 0);
+		break;
+	}
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, expect);
+	CHECK(u, memcmp(before, pr.s[1].buf, sizeof(before)) == 0);
+	CHECK_EQ(u, pr.s[0].qp->state, SOFT_QP_ERROR);
+	pair_close(&pr);
+}
+
+static void test_access_errors(struct unit *u)
+{
+	for (int i = 0; i < 6; i++)
+		access_case(u, i);
+}
+
+/* No RECV posted: RNR NAKs until one is, then the SEND completes. */
+static void test_rnr(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[2];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr;
+	struct xport_recv_wr rr;
+	struct xport_counters c;
+
+	pair_open(&pr, 4096, 31, 0, 0, 0, 100);
+	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_SEND, 0, 100);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	for (int i = 0; i < 50; i++) {
+		soft_progress(pr.s[0].dev);
+		soft_progress(pr.s[1].dev);
+	}
+	rr = (struct xport_recv_wr){ 1, { (uint64_t)(uintptr_t)pr.s[1].buf, 4096, pr.s[1].mr.lkey } };
+	CHECK_EQ(u, soft_engine_ops.post_recv(pr.s[1].qp, &rr, err), 0);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	soft_engine_ops.qp_counters(pr.s[0].qp, &c);
+	CHECK(u, c.rnr_naks_rx > 0);
+	pair_close(&pr);
+}
+
+/* The peer vanishes: retry-exceeded, promptly, and the rest flushed. */
+static void test_retry_exceeded(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[3];
+	char err[XPORT_ERR_LEN];
+	uint64_t t0;
+
+	pair_open(&pr, 65536, 41, 0, 0, 0, 1);
+	pr.s[0].qp->attr.retry_cnt = 3;
+	pr.s[0].qp->retries_left = 3;
+	pr.wire.cut = true;
+	for (int i = 0; i < 3; i++) {
+		struct xport_send_wr wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 4096);
+
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	}
+	t0 = soft_now_ns();
+	CHECK_EQ(u, run_until(&pr, 0, 3, wc), 3);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_RETRY_EXC_ERR);
+	CHECK_EQ(u, wc[1].status, XPORT_WC_WR_FLUSH_ERR);
+	CHECK_EQ(u, wc[2].status, XPORT_WC_WR_FLUSH_ERR);
+	/* 4 timeouts of 4.096 us * 2^8 = 1 ms each, give or take scheduling. */
+	CHECK(u, soft_now_ns() - t0 < 1000000000ull);
+	pair_close(&pr);
+}
+
+/* Many outstanding operations mixed, under loss: all complete in order. */
+static void test_pipeline(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[256];
+	char err[XPORT_ERR_LEN];
+	int posted = 0;
+
+	pair_open(&pr, 1 << 20, 51, 2, 1, 1, 0xFFFF00);
+	fill(pr.s[0].buf, 1 << 19, 3);
+	fill(pr.s[1].buf + (1 << 19), 1 << 19, 4);
+	for (int i = 0; i < 128; i++) {
+		size_t off = (size_t)i * 4096;
+		struct xport_send_wr wr = wr_of(&pr.s[0], &pr.s[1], i % 2 ? XPORT_WR_RDMA_READ :
+						XPORT_WR_RDMA_WRITE, off, 3000);
+
+		if (i % 2)
+			wr.sge.addr += 1 << 19, wr.remote_addr += 1 << 19;
+		wr.wr_id = (uint64_t)i;
+		if (soft_engine_ops.post_send(pr.s[0].qp, &wr, err) == 0)
+			posted++;
+	}
+	CHECK_EQ(u, posted, 128);
+	CHECK_EQ(u, run_until(&pr, 0, 128, wc), 128);
+	for (int i = 0; i < 128; i++) {
+		CHECK_EQ(u, wc[i].wr_id, i);
+		CHECK_EQ(u, wc[i].status, XPORT_WC_SUCCESS);
+	}
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 1 << 20) == 0 ||
+		 memcmp(pr.s[0].buf, pr.s[1].buf, 1 << 19) != 0);
+	for (int i = 0; i < 128; i++) {
+		size_t off = (size_t)i * 4096 + (i % 2 ? 1 << 19 : 0);
+
+		CHECK(u, memcmp(pr.s[0].buf + off, pr.s[1].buf + off, 3000) == 0);
+	}
+	pair_close(&pr);
+}
+
+/* Every packet the engine sends carries an ICRC an independent check accepts. */
+static void test_icrc_on_wire(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[1];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr;
+	uint8_t frame[SOFT_PKT_MAX + 64];
+	int checked = 0;
+
+	pair_open(&pr, 8192, 61, 0, 0, 0, 9);
+	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 5000);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	soft_progress(pr.s[0].dev);
+	/* Rebuild each queued packet as an IPv4 frame and verify with the codec. */
+	for (int i = 0; i < pr.wire.len[1]; i++) {
+		struct soft_pkt *pk = &pr.wire.q[1][i];
+		struct wire_pkt p;
+		size_t n = 20 + 8 + pk->len;
+
+		memset(frame, 0, 28);
+		frame[0] = 0x45;
+		frame[1] = pk->ecn;
+		wire_put16(frame + 2, (uint16_t)n);
+		wire_put16(frame + 6, 0x4000);
+		frame[8] = 64;
+		frame[9] = 17;
+		memcpy(frame + 12, pk->src.ip + 12, 4);
+		memcpy(frame + 16, pk->dst.ip + 12, 4);
+		wire_put16(frame + 20, pk->src.port);
+		wire_put16(frame + 22, pk->dst.port);
+		wire_put16(frame + 24, (uint16_t)(8 + pk->len));
+		memcpy(frame + 28, pk->buf, pk->len);
+		CHECK_EQ(u, wire_decode(&p, frame, n, WIRE_LINK_IP, ROCEV2_UDP_PORT), WIRE_OK);
+		CHECK_EQ(u, icrc_verify(frame, &p), CRC_OK);
+		CHECK_EQ(u, pk->dst.port, ROCEV2_UDP_PORT);
+		CHECK_EQ(u, pk->ecn, WIRE_ECT0);
+		checked++;
+	}
+	CHECK_EQ(u, checked, 5);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	pair_close(&pr);
+}
+
+int main(void)
+{
+	struct unit u = { 0 };
+
+	RUN(&u, test_clean);
+	RUN(&u, test_loss_1pct);
+	RUN(&u, test_loss_5pct);
+	RUN(&u, test_dup_5pct);
+	RUN(&u, test_reorder_5pct);
+	RUN(&u, test_all_impairments);
+	RUN(&u, test_atomics);
+	RUN(&u, test_atomics_lossy);
+	RUN(&u, test_access_errors);
+	RUN(&u, test_rnr);
+	RUN(&u, test_retry_exceeded);
+	RUN(&u, test_pipeline);
+	RUN(&u, test_icrc_on_wire);
+	return unit_done(&u);
+}
