@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "report.h"
 
 static const struct cmd_info commands[] = {
-	{ "bw", NULL, "RDMA bandwidth test (perftest ib_*_bw vocabulary)" },
-	{ "lat", NULL, "RDMA latency test with percentiles and histograms" },
+	{ "bw", cmd_bw, "RDMA bandwidth test (perftest ib_*_bw vocabulary)" },
+	{ "lat", cmd_lat, "RDMA latency test with percentiles and histograms" },
 	{ "incast", NULL, "many-to-one and all-to-all fabric stress with PFC/ECN deltas" },
 	{ "capture", cmd_capture, "capture and decode RoCEv2/InfiniBand traffic, per-QP diagnosis" },
 	{ "top", NULL, "live monitor of RDMA port, PFC, ECN/CNP and retransmit counters" },
@@ -65,6 +66,16 @@ int cmd_help_for(const char *name, const struct global_opts *g)
 	return c->fn(2, argv, g);
 }
 
+static int no_command_json(const struct global_opts *g)
+{
+	struct report r;
+
+	report_init(&r, "help", RDMAKIT_VERSION, true, g->pretty, stdout, stderr);
+	report_error(&r, "no command given; 'rdmakit help' lists them");
+	report_finish(&r);
+	return EXIT_USAGE;
+}
+
 static const struct option global_longs[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "pretty", no_argument, NULL, 'P' },
@@ -91,8 +102,14 @@ int main(int argc, char **argv)
 			g.json = g.pretty = true;
 			break;
 		case 'h':
+			/* `rdmakit -h CMD` is `rdmakit help CMD`. */
+			if (optind < argc)
+				return cmd_help_for(argv[optind], &g);
 			return cmd_help(1, help_argv, &g);
 		case 'V':
+			if (optind < argc)
+				return usage_error(NULL, "unexpected argument '%s' after --version",
+						   argv[optind]);
 			return cmd_version(1, version_argv, &g);
 		default:
 			return usage_error(NULL, "unknown option '%s'; global options are "
@@ -101,8 +118,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
+		/* A command is required.  In JSON mode say so in a document. */
+		if (g.json)
+			return no_command_json(&g);
 		cmd_help(1, help_argv, &g);
-		return EXIT_USAGE;	/* a command is required */
+		return EXIT_USAGE;
 	}
 	return dispatch(argc - optind, argv + optind, &g);
 }

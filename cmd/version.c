@@ -11,7 +11,7 @@ static const struct opt_spec version_opts[] = { OPTS_END };
 
 static const struct cmd_usage version_usage = {
 	.cmd = "version",
-	.synopsis = "[--json]",
+	.synopsis = "[--json] [--pretty]",
 	.description = "Show rdmakit's version, the CRC-32 implementation in use and\n"
 		       "the library versions it was built with.",
 	.opts = version_opts,
@@ -27,7 +27,7 @@ int cmd_version(int argc, char **argv, const struct global_opts *gin)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	if (first < argc)
-		return usage_error("version", "unexpected argument '%s'; usage: rdmakit version [--json]",
+		return usage_error("version", "unexpected argument '%s'; usage: rdmakit version [--json] [--pretty]",
 				   argv[first]);
 	if (!g.json) {
 		printf("rdmakit %s\n", RDMAKIT_VERSION);

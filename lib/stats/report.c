@@ -131,6 +131,8 @@ void report_table_begin(struct report *r, const struct report_col *cols, size_t 
 		return;
 	rule(r->out);
 	for (size_t i = 0; i < ncols; i++) {
+		if (!cols[i].heading)	/* a JSON-only column */
+			continue;
 		r->widths[i] = (int)strlen(cols[i].heading);
 		if (r->widths[i] < 8)
 			r->widths[i] = 8;
@@ -152,10 +154,27 @@ void report_table_row(struct report *r, const struct report_value *vals)
 		return;
 	}
 	for (size_t i = 0; i < r->ncols; i++) {
+		if (!r->cols[i].heading)
+			continue;
 		report_format(cell, sizeof(cell), &r->cols[i], vals[i]);
 		fprintf(r->out, " %-*s", r->widths[i], cell);
 	}
 	fputc('\n', r->out);
+}
+
+void report_row_attach(struct report *r, const char *key, json_t *v)
+{
+	json_t *results;
+
+	if (!r->json) {
+		json_decref(v);
+		return;
+	}
+	results = json_object_get(r->doc, "results");
+	if (json_array_size(results))
+		json_object_set_new(json_array_get(results, json_array_size(results) - 1), key, v);
+	else
+		json_decref(v);
 }
 
 void report_table_end(struct report *r)

@@ -21,7 +21,7 @@ enum report_type { REPORT_U64, REPORT_I64, REPORT_DOUBLE, REPORT_STR, REPORT_BOO
 
 /* A table column: its human heading, its JSON key, and how to print it. */
 struct report_col {
-	const char *heading;	/* "BW peak[Gb/sec]" */
+	const char *heading;	/* "BW peak[Gb/sec]"; NULL: JSON only */
 	const char *key;	/* "bw_peak_gbps" */
 	enum report_type type;
 	int precision;		/* digits after the point, for doubles */
@@ -71,6 +71,8 @@ void report_param(struct report *r, const char *label, const char *key,
 void report_table_begin(struct report *r, const struct report_col *cols, size_t ncols);
 void report_table_row(struct report *r, const struct report_value *vals);
 void report_table_end(struct report *r);
+/* JSON: adds key to the last row's object (takes ownership of v). */
+void report_row_attach(struct report *r, const char *key, json_t *v);
 
 /* One free-form result object (JSON) or "label: value" lines (text);
  * takes ownership of obj. */

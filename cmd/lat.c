@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmakit lat: latency, perftest's ib_*_lat in one command, with
+ * percentiles from a fixed-memory histogram (so also with -D), an aligned
+ * text histogram, and HdrHistogram's .hgrm output.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist_fmt.h"
+#include "perf_cli.h"
+
+enum {
+	OPT_HISTOGRAM = OPT_PERF_CMD,
+	OPT_HGRM,
+	OPT_EXPECT_P99,
+};
+
+static const struct opt_spec lat_opts[] = {
+	PERF_OPTS_COMMON,
+	{ "histogram", OPT_HISTOGRAM, NULL, "print an aligned text histogram of the latencies" },
+	{ "hgrm", OPT_HGRM, "FILE", "write HdrHistogram's percentile distribution to FILE" },
+	{ "expect-p99-us", OPT_EXPECT_P99, "USEC", "exit 1 if the 99th percentile exceeds USEC" },
+	OPTS_END,
+};
+
+static const struct cmd_usage lat_usage = {
+	.cmd = "lat",
+	.synopsis = "[OPTIONS]              (server: waits for a client)\n"
+		    "[OPTIONS] HOST         (client)\n"
+		    "--loopback [OPTIONS]   (both ends here)",
+	.description = "Measure RDMA latency (SEND, WRITE, READ or atomics) with perftest's "
+		       "options and table.\nSEND and WRITE report half the round trip, READ and "
+		       "atomics the full one, as\nperftest does; percentiles come from a "
+		       "fixed-memory histogram, also with -D.",
+	.opts = lat_opts,
+};
+
+struct lat_cli {
+	struct perf_cli c;
+	bool histogram;
+	const char *hgrm;
+	double expect_p99;
+};
+
+static int lat_opt(void *ctx, int key, const char *arg)
+{
+	struct lat_cli *l = ctx;
+	int rc = perf_cli_option(&l->c, key, arg);
+
+	if (rc != 1)
+		return rc;
+	switch (key) {
+	case OPT_HISTOGRAM: l->histogram = true; return 0;
+	case OPT_HGRM: l->hgrm = arg; return 0;
+	case OPT_EXPECT_P99:
+		return parse_double("lat", "--expect-p99-us", arg, 0, 1e9, &l->expect_p99);
+	}
+	return EXIT_USAGE;
+}
+
+static double us(uint64_t ns)
+{
+	return (double)ns / 1e3;
+}
+
+static json_t *histogram_json(const struct hist *h)
+{
+	json_t *a = json_array();
+	struct hist_iter it;
+	uint64_t lo, hi, n;
+
+	hist_iter_init(&it, h);
+	while (hist_iter_next(&it, &lo, &hi, &n))
+		json_array_append_new(a, json_pack("{s:f, s:f, s:I}", "from_us", us(lo), "to_us",
+						   us(hi), "count", (json_int_t)n));
+	return a;
+}
+
+static void report_row(struct report *r, const struct perf_lat_result *res)
+{
+	const struct hist *h = &res->h;
+	struct report_value v[] = {
+		RV_U64(res->bytes), RV_U64(res->iterations), RV_DBL(us(hist_min(h))),
+		RV_DBL(us(hist_max(h))), RV_DBL(us(hist_percentile(h, 50))),
+		RV_DBL(hist_mean(h) / 1e3), RV_DBL(hist_stdev(h) / 1e3),
+		RV_DBL(us(hist_percentile(h, 99))), RV_DBL(us(hist_percentile(h, 99.9))),
+		RV_DBL(us(hist_percentile(h, 50))), RV_DBL(us(hist_percentile(h, 90))),
+		RV_DBL(us(hist_percentile(h, 99.99))),
+	};
+
+	report_table_row(r, v);
+	report_row_attach(r, "histogram", histogram_json(h));
+}
+
+static int write_hgrm(const char *path, const struct hist *h, struct report *r)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		report_error(r, "cannot write --hgrm file '%s': %s", path, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	hist_write_hgrm(f, h);
+	if (fclose(f)) {
+		report_error(r, "cannot write --hgrm file '%s': %s", path, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+static int run_client(struct lat_cli *l, struct perf_session *s, struct report *r)
+{
+	static const struct report_col cols[] = {
+		{ "#bytes", "bytes", REPORT_U64, 0 },
+		{ "#iterations", "iterations", REPORT_U64, 0 },
+		{ "t_min[usec]", "t_min_us", REPORT_DOUBLE, 2 },
+		{ "t_max[usec]", "t_max_us", REPORT_DOUBLE, 2 },
+		{ "t_typical[usec]", "t_typical_us", REPORT_DOUBLE, 2 },
+		{ "t_avg[usec]", "t_avg_us", REPORT_DOUBLE, 2 },
+		{ "t_stdev[usec]", "t_stdev_us", REPORT_DOUBLE, 2 },
+		{ "99% percentile[usec]", "p99_us", REPORT_DOUBLE, 2 },
+		{ "99.9% percentile[usec]", "p99_9_us", REPORT_DOUBLE, 2 },
+		{ NULL, "p50_us", REPORT_DOUBLE, 3 },
+		{ NULL, "p90_us", REPORT_DOUBLE, 3 },
+		{ NULL, "p99_99_us", REPORT_DOUBLE, 3 },
+	};
+	struct perf_lat_result *res = calloc(1, sizeof(*res));
+	uint64_t sizes[32];
+	unsigned n = perf_cli_sizes(&l->c, sizes, 32);
+	char err[XPORT_ERR_LEN];
+	int rc = EXIT_OK;
+
+	if (!res)
+		return runtime_error("lat", "out of memory");
+	report_table_begin(r, cols, sizeof(cols) / sizeof(cols[0]));
+	for (unsigned i = 0; i < n && !perf_stop; i++) {
+		if (perf_set_size(s, sizes[i], err) < 0 || perf_run_lat(s, res, err) < 0) {
+			report_error(r, "%s", err);
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		report_row(r, res);
+		if (l->histogram && !r->json)
+			hist_write_bars(r->out, &res->h, 16);
+		if (l->c.o.verify && !res->verified) {
+			report_error(r, "--verify: data mismatch at offset %llu of a %llu-byte message",
+				     (unsigned long long)res->bad_offset,
+				     (unsigned long long)res->bytes);
+			rc = EXIT_CHECK_FAILED;
+		}
+		if (l->expect_p99 > 0 && us(hist_percentile(&res->h, 99)) > l->expect_p99 &&
+		    rc == EXIT_OK) {
+			report_error(r, "99th percentile %.2f us exceeds --expect-p99-us %.2f",
+				     us(hist_percentile(&res->h, 99)), l->expect_p99);
+			rc = EXIT_CHECK_FAILED;
+		}
+		if (l->hgrm && i + 1 == n && rc != EXIT_RUNTIME) {
+			int wrc = write_hgrm(l->hgrm, &res->h, r);
+
+			if (wrc)
+				rc = wrc;
+		}
+	}
+	report_table_end(r);
+	free(res);
+	return rc;
+}
+
+int cmd_lat(int argc, char **argv, const struct global_opts *gin)
+{
+	struct global_opts g = *gin;
+	struct lat_cli l = { 0 };
+	struct perf_session *s = NULL;
+	enum perf_role role;
+	char err[XPORT_ERR_LEN];
+	struct report r;
+	int first, rc;
+
+	perf_cli_init(&l.c, "lat", true);
+	rc = opts_parse(&lat_usage, argc, argv, &g, lat_opt, &l, &first);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	rc = perf_cli_finish(&l.c, argc, argv, first, &role);
+	if (rc)
+		return rc;
+	if (l.c.o.qps != 1)
+		return usage_error("lat", "latency is measured on one QP: drop -q/--qp");
+	l.c.o.tx_depth = 1;
+	perf_cli_signals();
+	do {
+		struct perf_opts o = l.c.o;
+
+		report_init(&r, "lat", RDMAKIT_VERSION, g.json, g.pretty, stdout, stderr);
+		if (role == PERF_SERVER && !g.json)
+			printf("Waiting for a client on port %u...\n", o.port);
+		fflush(stdout);
+		if (perf_open(&s, role, &o, err) < 0) {
+			report_error(&r, "%s", err);
+			report_finish(&r);
+			return EXIT_RUNTIME;
+		}
+		l.c.o.op = o.op;
+		perf_cli_preamble(&r, &l.c, s, role);
+		if (role == PERF_SERVER) {
+			unsigned runs;
+
+			rc = perf_serve_all(s, &runs, err) < 0 ? EXIT_RUNTIME : EXIT_OK;
+			if (rc)
+				report_error(&r, "%s", err);
+			report_param(&r, "Runs served", "runs_served", REPORT_U64, RV_U64(runs));
+		} else {
+			rc = run_client(&l, s, &r);
+		}
+		perf_close(s);
+		report_finish(&r);
+	} while (l.c.persistent && !perf_stop);
+	return rc;
+}

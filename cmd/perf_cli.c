@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/* Options and set-up shared by `bw` and `lat`; see perf_cli.h. */
+#include <signal.h>
+#include <string.h>
+
+#include "perf_cli.h"
+
+volatile sig_atomic_t perf_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	perf_stop = 1;
+}
+
+void perf_cli_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency)
+{
+	memset(c, 0, sizeof(*c));
+	c->cmd = cmd;
+	c->gid_index = -1;
+	c->o.op = latency ? PERF_SEND : PERF_WRITE;
+	c->o.latency = latency;
+	/* perftest's defaults: BW 65536 bytes, LAT 2 bytes; 1000 iterations,
+	 * 5000 for write BW. */
+	c->o.size = latency ? 2 : 65536;
+	c->o.iters = 1000;
+	c->o.qps = 1;
+	c->o.tx_depth = latency ? 1 : 128;
+	c->o.rx_depth = 512;
+	c->o.outs = 16;
+	c->o.qp_timeout = 14;
+	c->o.retry_cnt = 7;
+	c->o.rnr_retry = 7;
+	c->o.timeout_s = 10;
+	c->o.port = OOB_DEFAULT_PORT;
+	c->o.stop = &perf_stop;
+}
+
+int perf_cli_option(struct perf_cli *c, int key, const char *arg)
+{
+	static const char *const ops[] = { "write", "read", "send", "atomic", NULL };
+	static const char *const atomics[] = { "FETCH_AND_ADD", "CMP_AND_SWAP", NULL };
+	static const char *const engines[] = { "auto", "soft", "verbs", NULL };
+	const char *cmd = c->cmd;
+	struct perf_opts *o = &c->o;
+	uint64_t v;
+	int idx, rc = 0;
+
+	switch (key) {
+	case OPT_ENGINE:
+		rc = parse_choice(cmd, "--engine", arg, engines, &idx);
+		o->engine = arg;
+		break;
+	case OPT_BIND: o->bind = arg; break;
+	case 'p':
+		rc = parse_u64(cmd, "-p/--port", arg, 1, 65535, false, &v);
+		o->port = (uint16_t)v;
+		break;
+	case OPT_UDP_PORT_P:
+		rc = parse_u64(cmd, "--udp-port", arg, 1, 65535, false, &v);
+		o->udp_port = (uint16_t)v;
+		break;
+	case 'd': c->ib_dev = arg; break;
+	case 'i': rc = parse_u64(cmd, "-i/--ib-port", arg, 1, 255, false, &v); break;
+	case 'x':
+		rc = parse_u64(cmd, "-x/--gid-index", arg, 0, 255, false, &v);
+		c->gid_index = (int)v;
+		break;
+	case OPT_OP:
+		rc = parse_choice(cmd, "--op", arg, ops, &idx);
+		o->op = (enum perf_op)idx;
+		break;
+	case 'A':
+		rc = parse_choice(cmd, "-A/--atomic_type", arg, atomics, &idx);
+		o->atomic_cas = idx == 1;
+		o->op = PERF_ATOMIC;
+		break;
+	case 's': rc = parse_u64(cmd, "-s/--size", arg, 1, 8 << 20, true, &o->size); break;
+	case 'a': c->all = true; break;
+	case 'n':
+		rc = parse_u64(cmd, "-n/--iters", arg, 5, UINT32_MAX, false, &o->iters);
+		c->iters_set = true;
+		break;
+	case 'D':
+		rc = parse_double(cmd, "-D/--duration", arg, 0.001, 86400, &o->duration);
+		c->duration_set = true;
+		break;
+	case 'q':
+		rc = parse_u64(cmd, "-q/--qp", arg, 1, PERF_MAX_QPS, false, &v);
+		o->qps = (unsigned)v;
+		break;
+	case 't':
+		rc = parse_u64(cmd, "-t/--tx-depth", arg, 1, 8192, false, &v);
+		o->tx_depth = (unsigned)v;
+		break;
+	case 'r':
+		rc = parse_u64(cmd, "-r/--rx-depth", arg, 1, 8192, false, &v);
+		o->rx_depth = (unsigned)v;
+		break;
+	case 'o':
+		rc = parse_u64(cmd, "-o/--outs", arg, 1, 255, false, &v);
+		o->outs = (unsigned)v;
+		break;
+	case 'm':
+		rc = parse_u64(cmd, "-m/--mtu", arg, 256, 4096, false, &v);
+		if (!rc && (v & (v - 1)))
+			rc = usage_error(cmd, "invalid value '%s' for -m/--mtu: expected 256, 512, "
+					 "1024, 2048 or 4096", arg);
+		o->mtu = (uint32_t)v;
+		break;
+	case 'T':
+		rc = parse_u64(cmd, "-T/--tos", arg, 0, 255, false, &v);
+		o->tos = (uint8_t)v;
+		break;
+	case 'u':
+		rc = parse_u64(cmd, "-u/--qp-timeout", arg, 1, 31, false, &v);
+		o->qp_timeout = (uint8_t)v;
+		break;
+	case OPT_RETRY_CNT:
+		rc = parse_u64(cmd, "--retry-cnt", arg, 0, 7, false, &v);
+		o->retry_cnt = (uint8_t)v;
+		break;
+	case OPT_RNR_RETRY:
+		rc = parse_u64(cmd, "--rnr-retry", arg, 0, 7, false, &v);
+		o->rnr_retry = (uint8_t)v;
+		break;
+	case OPT_VERIFY: o->verify = true; break;
+	case OPT_TIMEOUT:
+		rc = parse_u64(cmd, "--timeout", arg, 1, 3600, false, &v);
+		o->timeout_s = (int)v;
+		break;
+	case OPT_LOOPBACK: c->loopback = true; break;
+	case OPT_PERSISTENT: c->persistent = true; break;
+	default:
+		return 1;
+	}
+	return rc;
+}
+
+int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum perf_role *role)
+{
+	struct perf_opts *o = &c->o;
+
+	if (argc - first > 1)
+		return usage_error(c->cmd, "unexpected argument '%s'; give one HOST (the server) "
+				   "or none (be the server)", argv[first + 1]);
+	if (c->iters_set && c->duration_set)
+		return usage_error(c->cmd, "-n/--iters and -D/--duration exclude each other: give one");
+	if (c->duration_set)
+		o->iters = 0;
+	if (c->loopback && argc - first == 1)
+		return usage_error(c->cmd, "--loopback runs both ends here: drop HOST '%s'",
+				   argv[first]);
+	if ((c->ib_dev || c->gid_index >= 0) && (!o->engine || strcmp(o->engine, "verbs")))
+		return usage_error(c->cmd, "-d/--ib-dev and -x/--gid-index select a device for "
+				   "--engine verbs; the soft engine uses --bind ADDR");
+	if (o->op == PERF_ATOMIC)
+		o->size = 8;	/* atomics move 8 bytes */
+	if (c->all && o->op == PERF_ATOMIC)
+		return usage_error(c->cmd, "-a/--all sweeps message sizes; atomics are always 8 "
+				   "bytes: drop -a");
+	if (c->all)
+		o->size = 8 << 20;	/* buffers for the largest size */
+	*role = c->loopback ? PERF_LOOPBACK : argc - first == 1 ? PERF_CLIENT : PERF_SERVER;
+	if (*role == PERF_CLIENT)
+		o->host = argv[first];
+	if (c->persistent && *role != PERF_SERVER)
+		return usage_error(c->cmd, "--persistent is for the server: drop it, or drop HOST");
+	return 0;
+}
+
+unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap)
+{
+	unsigned n = 0;
+
+	if (!c->all) {
+		sizes[0] = c->o.size;
+		return 1;
+	}
+	for (uint64_t s = 2; s <= (8 << 20) && n < cap; s *= 2)
+		sizes[n++] = s;
+	return n;
+}
+
+void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_session *s,
+		       enum perf_role role)
+{
+	static const char *const roles[] = { "client", "server", "loopback" };
+	const struct perf_opts *o = &c->o;
+	const char *op = o->op == PERF_ATOMIC ? (o->atomic_cas ? "atomic CMP_AND_SWAP" :
+				  "atomic FETCH_AND_ADD") : perf_op_name(o->op);
+
+	report_param(r, "Engine", "engine", REPORT_STR, RV_STR(perf_engine(s)));
+	report_param(r, "Role", "role", REPORT_STR, RV_STR(roles[role]));
+	report_param(r, "Local address", "local_address", REPORT_STR, RV_STR(perf_local_addr(s)));
+	if (role != PERF_LOOPBACK)
+		report_param(r, "Peer", "peer", REPORT_STR, RV_STR(perf_peer(s)));
+	report_param(r, "Operation", "op", REPORT_STR, RV_STR(op));
+	report_param(r, "Number of qps", "qps", REPORT_U64, RV_U64(o->qps));
+	report_param(r, "TX depth", "tx_depth", REPORT_U64, RV_U64(o->tx_depth));
+	report_param(r, "Mtu", "mtu_bytes", REPORT_U64, RV_U64(perf_mtu(s)));
+	if (o->iters)
+		report_param(r, "Iterations", "iterations", REPORT_U64, RV_U64(o->iters));
+	else
+		report_param(r, "Duration", "duration_s", REPORT_DOUBLE, RV_DBL(o->duration));
+	report_param(r, "Verify", "verify", REPORT_BOOL, RV_BOOL(o->verify));
+}

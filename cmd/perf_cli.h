@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `bw` and `lat` share: their common options (with perftest's letters),
+ * parsing them into struct perf_opts, choosing the role, the -a sweep and
+ * the preamble.  Each command adds its own options and renders its rows.
+ */
+#ifndef RDMAKIT_PERF_CLI_H
+#define RDMAKIT_PERF_CLI_H
+
+#include "cmd.h"
+#include "perf.h"
+#include "report.h"
+
+enum {
+	OPT_ENGINE = OPT_LONG_ONLY + 20,
+	OPT_BIND,
+	OPT_UDP_PORT_P,
+	OPT_OP,
+	OPT_RETRY_CNT,
+	OPT_RNR_RETRY,
+	OPT_VERIFY,
+	OPT_TIMEOUT,
+	OPT_LOOPBACK,
+	OPT_PERSISTENT,
+	/* command-specific options start here */
+	OPT_PERF_CMD = OPT_LONG_ONLY + 60,
+};
+
+#define PERF_OPTS_COMMON                                                                   \
+	{ "engine", OPT_ENGINE, "ENGINE", "auto, soft or verbs (default auto)" },            \
+	{ "bind", OPT_BIND, "ADDR", "soft engine: local address (default: the one the "      \
+				    "control connection uses)" },                          \
+	{ "port", 'p', "PORT", "control (TCP) port (default 18515)" },                         \
+	{ "udp-port", OPT_UDP_PORT_P, "PORT", "soft engine: UDP port (default 4791)" },       \
+	{ "ib-dev", 'd', "DEV", "verbs engine: RDMA device" },                                 \
+	{ "ib-port", 'i', "PORT", "verbs engine: device port (default 1)" },                   \
+	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2)" },      \
+	{ "op", OPT_OP, "OP", "write, read, send or atomic (default write)" },                 \
+	{ "atomic_type", 'A', "TYPE", "FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)" }, \
+	{ "size", 's', "BYTES", "message size, k/m/g suffixes allowed" },                      \
+	{ "all", 'a', NULL, "every size from 2 bytes to 8 MiB, in powers of two" },            \
+	{ "iters", 'n', "N", "iterations per size" },                                         \
+	{ "duration", 'D', "SECONDS", "run for SECONDS instead of a number of iterations" },   \
+	{ "qp", 'q', "N", "number of QPs (default 1)" },                                      \
+	{ "tx-depth", 't', "N", "send queue depth" },                                          \
+	{ "rx-depth", 'r', "N", "receive queue depth (send tests)" },                          \
+	{ "outs", 'o', "N", "outstanding READs/atomics the responder accepts (default 16)" },  \
+	{ "mtu", 'm', "BYTES", "path MTU: 256, 512, 1024, 2048 or 4096" },                    \
+	{ "tos", 'T', "TOS", "IP type of service (DSCP << 2); the engine sets ECN" },          \
+	{ "qp-timeout", 'u', "N", "local ACK timeout, 4.096 us * 2^N (default 14)" },           \
+	{ "retry-cnt", OPT_RETRY_CNT, "N", "transport retries, 0..7 (default 7)" },            \
+	{ "rnr-retry", OPT_RNR_RETRY, "N", "RNR retries, 0..7; 7 = forever (default 7)" },     \
+	{ "verify", OPT_VERIFY, NULL, "check every byte moved; exit 1 on a mismatch" },        \
+	{ "timeout", OPT_TIMEOUT, "SECONDS", "wait this long for the peer (default 10)" },     \
+	{ "loopback", OPT_LOOPBACK, NULL, "run both ends in this process, through the kernel" }, \
+	{ "persistent", OPT_PERSISTENT, NULL, "server: keep serving clients one after another" }
+
+struct perf_cli {
+	const char *cmd;
+	struct perf_opts o;
+	bool all, loopback, persistent, iters_set, duration_set;
+	const char *ib_dev;
+	int gid_index;
+};
+
+void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency);
+/* Handles a common option; returns 0, EXIT_USAGE, or 1 for "not mine". */
+int perf_cli_option(struct perf_cli *c, int key, const char *arg);
+/* Checks option combinations, picks the role from the operands. */
+int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum perf_role *role);
+/* The preamble lines (engine, address, op, QPs, MTU...). */
+void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_session *s,
+		       enum perf_role role);
+/* Sizes to run: one, or the -a sweep; returns how many. */
+unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap);
+
+/* Ctrl-C: one flag, checked by the runners. */
+extern volatile sig_atomic_t perf_stop;
+void perf_cli_signals(void);
+
+#endif

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The latency test, client side: one operation in flight, timed from
+ * post to completion (READ, atomics) or to the echo's arrival (SEND,
+ * WRITE), recorded in the fixed-memory histogram so percentiles exist in
+ * duration mode too.  SEND and WRITE report half the round trip, as
+ * perftest does.  Busy-polls.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "perf_int.h"
+
+static struct xport_sge half_sge(struct perf_end *e, unsigned q, size_t off, uint64_t len)
+{
+	return (struct xport_sge){ (uint64_t)(uintptr_t)e->buf + q * e->slot + off, (uint32_t)len,
+				   e->mr->lkey };
+}
+
+/* Waits for the echo or the completion; false with err on failure/timeout. */
+static bool wait_for(struct perf_session *s, bool (*ready)(struct perf_session *, void *),
+		     void *ctx, char *err)
+{
+	uint64_t limit = perf_now_ns() + (uint64_t)s->o.timeout_s * 1000000000ull;
+	unsigned spins = 0;
+
+	while (!ready(s, ctx)) {
+		perf_pump(s);
+		if (++spins % 1024 == 0) {
+			if (s->o.stop && *s->o.stop) {
+				snprintf(err, XPORT_ERR_LEN, "interrupted");
+				return false;
+			}
+			if (perf_now_ns() > limit) {
+				snprintf(err, XPORT_ERR_LEN, "no answer from the peer for %d s; check that "
+					 "it is still running (--timeout sets the wait)", s->o.timeout_s);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+struct wait_ctx {
+	uint8_t tag;
+	bool want_recv, want_send;
+	bool got_recv, got_send;
+	bool failed;
+	struct xport_wc bad;
+};
+
+/* Reaps completions: the send's own, and the echo's RECV. */
+static bool completions_ready(struct perf_session *s, void *p)
+{
+	struct wait_ctx *w = p;
+	struct xport_wc wc[8];
+	int n = xport_poll_cq(s->a.cq, wc, 8);
+
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != XPORT_WC_SUCCESS) {
+			w->failed = true;
+			w->bad = wc[i];
+			return true;
+		}
+		if (wc[i].opcode == XPORT_WC_RECV)
+			w->got_recv = true;
+		else
+			w->got_send = true;
+	}
+	return (!w->want_recv || w->got_recv) && (!w->want_send || w->got_send);
+}
+
+/* WRITE echo: the last byte of our echo half carries the tag back. */
+static bool write_echo_ready(struct perf_session *s, void *p)
+{
+	struct wait_ctx *w = p;
+	struct xport_wc wc[8];
+	int n = xport_poll_cq(s->a.cq, wc, 8);
+
+	for (int i = 0; i < n; i++)
+		if (wc[i].status != XPORT_WC_SUCCESS) {
+			w->failed = true;
+			w->bad = wc[i];
+			return true;
+		}
+	return s->a.buf[s->a.half + s->o.size - 1] == w->tag;
+}
+
+static int post_echo_recv(struct perf_session *s, char *err)
+{
+	struct xport_recv_wr rr = { .wr_id = 0, .sge = half_sge(&s->a, 0, s->a.half, s->a.half) };
+
+	return xport_post_recv(s->a.qp[0], &rr, err);
+}
+
+/* One timed operation; returns its duration in ns, or 0 with err. */
+static uint64_t ping(struct perf_session *s, uint64_t i, char *err)
+{
+	struct perf_end *e = &s->a;
+	struct wait_ctx w = { .tag = (uint8_t)(i % 127 + 1) };
+	struct xport_send_wr wr = {
+		.wr_id = i, .signaled = true, .sge = half_sge(e, 0, 0, s->o.size),
+		.remote_addr = e->remote_va, .rkey = e->remote_rkey,
+	};
+	uint64_t t0;
+	bool ok;
+
+	switch (s->o.op) {
+	case PERF_SEND:
+		wr.opcode = XPORT_WR_SEND;
+		w.want_recv = w.want_send = true;
+		break;
+	case PERF_WRITE:
+		wr.opcode = XPORT_WR_RDMA_WRITE;
+		break;
+	case PERF_READ:
+		wr.opcode = XPORT_WR_RDMA_READ;
+		w.want_send = true;
+		break;
+	case PERF_ATOMIC:
+		wr.opcode = s->o.atomic_cas ? XPORT_WR_ATOMIC_CMP_AND_SWP :
+			    XPORT_WR_ATOMIC_FETCH_AND_ADD;
+		wr.sge.length = 8;
+		wr.compare_add = s->o.atomic_cas ? i : 1;
+		wr.swap = i + 1;
+		w.want_send = true;
+		break;
+	}
+	if (s->o.op == PERF_SEND || s->o.op == PERF_WRITE)
+		e->buf[s->o.size - 1] = w.tag;
+	t0 = perf_now_ns();
+	if (xport_post_send(e->qp[0], &wr, err) < 0)
+		return 0;
+	ok = wait_for(s, s->o.op == PERF_WRITE ? write_echo_ready : completions_ready, &w, err);
+	if (!ok)
+		return 0;
+	if (w.failed) {
+		perf_wc_error(&w.bad, err);
+		return 0;
+	}
+	if (s->o.op == PERF_SEND && post_echo_recv(s, err) < 0)
+		return 0;
+	return perf_now_ns() - t0;
+}
+
+int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
+{
+	uint64_t deadline, t;
+
+	memset(r, 0, sizeof(*r));
+	hist_init(&r->h);
+	r->bytes = s->o.size;
+	r->half_rtt = s->o.op == PERF_SEND || s->o.op == PERF_WRITE;
+	if (perf_run_begin(s, err) < 0)
+		return -1;
+	if (s->o.op == PERF_SEND && post_echo_recv(s, err) < 0)
+		return -1;
+	deadline = perf_now_ns() + (uint64_t)(s->o.duration * 1e9);
+	for (uint64_t i = 0; s->o.iters ? i < s->o.iters : perf_now_ns() < deadline; i++) {
+		t = ping(s, i, err);
+		if (!t) {
+			if (s->o.stop && *s->o.stop) {
+				r->interrupted = true;
+				break;
+			}
+			return -1;
+		}
+		hist_record(&r->h, r->half_rtt ? t / 2 : t);
+		r->iterations++;
+		if (s->o.op == PERF_ATOMIC && s->o.verify) {
+			uint64_t got;
+
+			memcpy(&got, s->a.buf, 8);
+			if (got != i && !r->bad_offset)
+				r->bad_offset = i + 1;
+		}
+	}
+	{
+		uint64_t atomic_bad = r->bad_offset;
+
+		if (perf_run_end(s, &r->verified, &r->bad_offset, err) < 0)
+			return -1;
+		if (atomic_bad) {
+			r->verified = false;
+			r->bad_offset = atomic_bad - 1;
+		}
+	}
+	if (s->o.verify && s->o.op == PERF_READ)
+		for (uint64_t i = 0; i < s->o.size; i++)
+			if (s->a.buf[i] != perf_pattern(i, 0, s->o.size)) {
+				r->verified = false;
+				r->bad_offset = i;
+				break;
+			}
+	return 0;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Bandwidth and latency tests over the transport API, shared by `bw`,
+ * `lat` (and later `incast`).  A session is one side of a test: the
+ * client (sets the test), the server (adopts it), or --loopback (both in
+ * one process, every packet still through the kernel).  Results are
+ * structs; nothing here prints.
+ */
+#ifndef RDMAKIT_PERF_H
+#define RDMAKIT_PERF_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hist.h"
+#include "oob.h"
+#include "transport.h"
+
+#define PERF_MAX_QPS 64
+#define PERF_MAX_INTERVALS 4096
+
+enum perf_op { PERF_WRITE, PERF_READ, PERF_SEND, PERF_ATOMIC };
+enum perf_role { PERF_CLIENT, PERF_SERVER, PERF_LOOPBACK };
+
+struct perf_opts {
+	enum perf_op op;
+	bool atomic_cas;		/* CMP_AND_SWAP instead of FETCH_AND_ADD */
+	uint64_t size;			/* message size, bytes */
+	uint64_t iters;			/* 0: by duration */
+	double duration;		/* seconds, when iters == 0 */
+	unsigned qps;
+	unsigned tx_depth;
+	unsigned rx_depth;
+	unsigned outs;			/* outstanding READs/atomics per QP */
+	uint32_t mtu;			/* 0: engine default */
+	uint8_t qp_timeout, retry_cnt, rnr_retry, tos;
+	bool verify;
+	bool latency;			/* a latency test (ping-pong), not bandwidth */
+	double interval;		/* seconds between interval reports; 0: none */
+	int timeout_s;			/* control-channel waits */
+	/* Where: the engine and its local address, the control port. */
+	const char *engine;
+	const char *bind;
+	uint16_t udp_port;
+	uint16_t port;
+	const char *host;		/* client: the server */
+	const volatile sig_atomic_t *stop;	/* Ctrl-C */
+};
+
+struct perf_interval {
+	double start_s, end_s;
+	uint64_t bytes, msgs;
+};
+
+struct perf_bw_result {
+	uint64_t bytes_per_msg, iterations;
+	double seconds;
+	double bw_avg_gbps, bw_peak_gbps, msg_rate_mpps;
+	struct perf_interval intervals[PERF_MAX_INTERVALS];
+	unsigned nintervals;
+	bool verified;			/* --verify ran and found the data right */
+	uint64_t bad_offset;		/* first wrong byte, when !verified */
+	struct xport_counters counters;
+	bool interrupted;
+};
+
+struct perf_lat_result {
+	uint64_t bytes, iterations;
+	bool half_rtt;			/* send/write: RTT/2, as perftest */
+	struct hist h;			/* ns */
+	bool verified;
+	uint64_t bad_offset;
+	bool interrupted;
+};
+
+struct perf_session;
+
+/* Sets up a session (connects, exchanges the test and QP info). */
+int perf_open(struct perf_session **out, enum perf_role role, struct perf_opts *o, char *err);
+void perf_close(struct perf_session *s);
+const char *perf_engine(const struct perf_session *s);
+/* The local address the soft engine bound, and the peer's, for the preamble. */
+const char *perf_local_addr(const struct perf_session *s);
+uint32_t perf_mtu(const struct perf_session *s);
+/* Re-arms the session for another message size (the -a sweep). */
+int perf_set_size(struct perf_session *s, uint64_t size, char *err);
+
+/* Runs one bandwidth test of the current size; the server serves it. */
+int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err);
+int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err);
+/* Server: serves the client's runs until it ends the session; *runs counts them. */
+int perf_serve_all(struct perf_session *s, unsigned *runs, char *err);
+/* The client's address, on a server. */
+const char *perf_peer(const struct perf_session *s);
+
+const char *perf_op_name(enum perf_op op);
+
+#endif

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the perf session and its bw/lat runners. */
+#ifndef RDMAKIT_PERF_INT_H
+#define RDMAKIT_PERF_INT_H
+
+#include <unistd.h>
+
+#include "perf.h"
+
+/* One end of a test: its CQ, QPs and registered buffer (a slot per QP). */
+struct perf_end {
+	struct xport_cq *cq;
+	struct xport_qp *qp[PERF_MAX_QPS];
+	uint8_t *buf;
+	size_t buf_len, slot, half;
+	struct xport_mr *mr;
+	uint64_t remote_va;	/* the peer's buffer */
+	uint32_t remote_rkey;
+	size_t peer_slot;
+	/* Server-end state. */
+	uint64_t echo_count;
+	uint8_t last_tag[PERF_MAX_QPS];
+	bool recvs_posted[PERF_MAX_QPS];
+};
+
+struct perf_session {
+	enum perf_role role;
+	struct perf_opts o;
+	uint64_t max_size;
+	struct xport_dev *dev;
+	struct perf_end a;	/* this side (client or server) */
+	struct perf_end b;	/* the server end, in loopback */
+	struct oob oob;
+	int listen_fd;
+	char local_addr[64];
+	/* What the server end saw in the current run. */
+	bool verify_failed;
+	uint64_t bad_offset;
+	int server_error;		/* a failed completion's status, 0 if none */
+};
+
+static inline void close_fd(int fd)
+{
+	close(fd);
+}
+
+/* A test pattern byte: position i of QP q's message. */
+static inline uint8_t perf_pattern(uint64_t i, unsigned q, uint64_t seed)
+{
+	uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ULL ^ (q + 1) * 0xBF58476D1CE4E5B9ULL ^ seed;
+
+	return (uint8_t)(x >> 56 ^ x >> 24);
+}
+
+uint64_t perf_now_ns(void);
+/* Drives progress and handles the server end's duties (SEND receives,
+ * latency echoes) when this process runs it. */
+void perf_pump_server(struct perf_session *s, struct perf_end *e);
+int perf_run_begin(struct perf_session *s, char *err);
+int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *err);
+void perf_pump(struct perf_session *s);
+int perf_wc_error(const struct xport_wc *wc, char *err);
+void perf_server_prepare(struct perf_session *s, struct perf_end *e);
+void perf_server_check(struct perf_session *s, struct perf_end *e);
+
+#endif

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The server end's duties, shared by the server process and by --loopback
+ * (where the same process runs both ends): keep RECVs posted for SEND
+ * tests and check what arrives, echo latency pings, and otherwise just
+ * drive the engine while the client works on our memory.
+ */
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "perf_int.h"
+
+uint64_t perf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct xport_sge slot_sge(const struct perf_end *e, unsigned q, uint64_t len)
+{
+	return (struct xport_sge){ (uint64_t)(uintptr_t)e->buf + q * e->slot, (uint32_t)len,
+				   e->mr->lkey };
+}
+
+static int post_recv(struct perf_session *s, struct perf_end *e, unsigned q)
+{
+	struct xport_recv_wr wr = { .wr_id = q, .sge = slot_sge(e, q, e->half) };
+	char err[XPORT_ERR_LEN];
+
+	(void)s;
+	return xport_post_recv(e->qp[q], &wr, err);
+}
+
+/* Echo a latency ping back on QP q (same size, same last byte). */
+static void echo(struct perf_session *s, struct perf_end *e, unsigned q)
+{
+	struct xport_send_wr wr = {
+		.wr_id = UINT64_MAX, .signaled = true, .sge = slot_sge(e, q, s->o.size),
+		.opcode = s->o.op == PERF_SEND ? XPORT_WR_SEND : XPORT_WR_RDMA_WRITE,
+		.remote_addr = e->remote_va + q * e->peer_slot + e->peer_slot / 2,
+		.rkey = e->remote_rkey,
+	};
+	char err[XPORT_ERR_LEN];
+
+	xport_post_send(e->qp[q], &wr, err);
+	e->echo_count++;
+}
+
+/* SEND verification: every message must carry the client's pattern. */
+static void check_message(struct perf_session *s, struct perf_end *e, unsigned q, uint32_t len)
+{
+	const uint8_t *m = e->buf + q * e->slot;
+
+	if (!s->o.verify || s->verify_failed)
+		return;
+	if (len != s->o.size) {
+		s->verify_failed = true;
+		s->bad_offset = len;
+		return;
+	}
+	for (uint64_t i = 0; i + 1 < len; i++) {	/* the last byte is the ping tag */
+		if (m[i] != perf_pattern(i, q, s->o.size)) {
+			s->verify_failed = true;
+			s->bad_offset = i;
+			return;
+		}
+	}
+}
+
+void perf_pump_server(struct perf_session *s, struct perf_end *e)
+{
+	struct xport_wc wc[32];
+	int n = xport_poll_cq(e->cq, wc, 32);
+
+	for (int i = 0; i < n; i++) {
+		unsigned q = (unsigned)wc[i].wr_id;
+
+		if (wc[i].status != XPORT_WC_SUCCESS) {
+			s->server_error = wc[i].status;
+			continue;
+		}
+		if (wc[i].opcode != XPORT_WC_RECV)
+			continue;
+		check_message(s, e, q, wc[i].byte_len);
+		post_recv(s, e, q);
+		if (s->o.latency)
+			echo(s, e, q);
+	}
+	/* WRITE pings: the last byte of the slot changes. */
+	if (s->o.latency && s->o.op == PERF_WRITE) {
+		for (unsigned q = 0; q < s->o.qps; q++) {
+			uint8_t tag = e->buf[q * e->slot + s->o.size - 1];
+
+			if (tag && tag != e->last_tag[q]) {
+				e->last_tag[q] = tag;
+				echo(s, e, q);
+			}
+		}
+	}
+}
+
+/* Gets the server end ready for a run of the current size. */
+void perf_server_prepare(struct perf_session *s, struct perf_end *e)
+{
+	s->verify_failed = false;
+	s->bad_offset = 0;
+	s->server_error = 0;
+	memset(e->last_tag, 0, sizeof(e->last_tag));
+	memset(e->buf, 0, e->buf_len);
+	for (unsigned q = 0; q < s->o.qps; q++) {
+		if (s->o.op == PERF_READ)	/* what the client will read */
+			for (uint64_t i = 0; i < s->o.size; i++)
+				e->buf[q * e->slot + i] = perf_pattern(i, q, s->o.size);
+		if (s->o.op == PERF_SEND && !e->recvs_posted[q]) {
+			unsigned depth = s->o.latency ? 2 : s->o.rx_depth;
+
+			for (unsigned k = 0; k < depth; k++)
+				post_recv(s, e, q);
+			e->recvs_posted[q] = true;
+		}
+	}
+}
+
+/* WRITE verification on the target after the run. */
+void perf_server_check(struct perf_session *s, struct perf_end *e)
+{
+	if (!s->o.verify || s->o.op != PERF_WRITE || s->o.latency)
+		return;
+	for (unsigned q = 0; q < s->o.qps && !s->verify_failed; q++)
+		for (uint64_t i = 0; i < s->o.size; i++)
+			if (e->buf[q * e->slot + i] != perf_pattern(i, q, s->o.size)) {
+				s->verify_failed = true;
+				s->bad_offset = i;
+				break;
+			}
+}
+
+static bool oob_readable(struct oob *o)
+{
+	struct pollfd p = { .fd = o->fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+/* One run: start barrier, serve until the client's done barrier, report. */
+static int serve_run(struct perf_session *s, char *err)
+{
+	char result[128];
+
+	perf_server_prepare(s, &s->a);
+	if (oob_barrier(&s->oob, 1, err) < 0)
+		return -1;
+	while (!oob_readable(&s->oob)) {
+		if (s->o.stop && *s->o.stop) {
+			snprintf(err, XPORT_ERR_LEN, "interrupted");
+			return -1;
+		}
+		perf_pump_server(s, &s->a);
+	}
+	if (oob_barrier(&s->oob, 2, err) < 0)
+		return -1;
+	perf_server_check(s, &s->a);
+	snprintf(result, sizeof(result), "verified=%d bad=%" PRIu64 " status=%d",
+		 !s->verify_failed, s->bad_offset, s->server_error);
+	return oob_send(&s->oob, OOB_RESULT, result, strlen(result), err);
+}
+
+int perf_serve_all(struct perf_session *s, unsigned *runs, char *err)
+{
+	char text[256];
+	size_t len;
+
+	*runs = 0;
+	for (;;) {
+		uint64_t size;
+
+		/* The client may think between runs: wait without a deadline. */
+		s->oob.timeout_ms = -1;
+		if (oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
+			return -1;
+		s->oob.timeout_ms = s->o.timeout_s * 1000;
+		text[len] = '\0';
+		if (strcmp(text, "end") == 0)
+			return 0;
+		if (sscanf(text, "run size=%" SCNu64, &size) != 1 || perf_set_size(s, size, err) < 0) {
+			snprintf(err, XPORT_ERR_LEN, "unexpected request from the client: %.100s", text);
+			return -1;
+		}
+		if (serve_run(s, err) < 0)
+			return -1;
+		(*runs)++;
+	}
+}

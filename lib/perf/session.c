@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Test sessions: resources for one or both ends of a test, and the
+ * control-channel handshake in which the client sets the test and the
+ * server adopts it.  The soft engine binds the address the control
+ * connection uses on each side, so a test between two namespaces or hosts
+ * needs no --bind.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "perf_int.h"
+
+const char *perf_op_name(enum perf_op op)
+{
+	static const char *const names[] = { "write", "read", "send", "atomic" };
+
+	return names[op];
+}
+
+/* Bytes of buffer per QP: room for the largest message, 64-byte aligned. */
+static size_t slot_len(uint64_t max_size)
+{
+	uint64_t n = max_size < 8 ? 8 : max_size;
+
+	return (size_t)((n + 63) & ~63ULL);
+}
+
+static int end_open(struct perf_session *s, struct perf_end *e, char *err)
+{
+	const struct perf_opts *o = &s->o;
+	struct xport_qp_attr a = {
+		.max_send_wr = o->tx_depth + 8, .max_recv_wr = o->rx_depth + 8, .mtu = o->mtu,
+		.max_rd_atomic = (uint8_t)(o->outs ? o->outs : 16), .timeout = o->qp_timeout,
+		.retry_cnt = o->retry_cnt, .rnr_retry = o->rnr_retry, .min_rnr_timer = 1,
+		.tos = o->tos,
+	};
+
+	/* Two halves per QP: what this side sends (and receives SENDs into),
+	 * and where a latency echo lands. */
+	e->half = slot_len(s->max_size);
+	e->slot = 2 * e->half;
+	e->buf_len = e->slot * o->qps;
+	if (posix_memalign((void **)&e->buf, 4096, e->buf_len)) {
+		snprintf(err, XPORT_ERR_LEN, "cannot allocate %zu bytes of test buffers", e->buf_len);
+		return -1;
+	}
+	memset(e->buf, 0, e->buf_len);
+	e->mr = xport_reg_mr(s->dev, e->buf, e->buf_len, XPORT_ACCESS_LOCAL_WRITE |
+			     XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_READ |
+			     XPORT_ACCESS_REMOTE_ATOMIC, err);
+	if (!e->mr)
+		return -1;
+	e->cq = xport_create_cq(s->dev, (int)((o->tx_depth + o->rx_depth + 16) * o->qps), err);
+	if (!e->cq)
+		return -1;
+	for (unsigned i = 0; i < o->qps; i++) {
+		e->qp[i] = xport_create_qp(s->dev, e->cq, e->cq, &a, err);
+		if (!e->qp[i])
+			return -1;
+	}
+	return 0;
+}
+
+static void end_close(struct perf_session *s, struct perf_end *e)
+{
+	for (unsigned i = 0; i < PERF_MAX_QPS; i++)
+		if (e->qp[i])
+			xport_destroy_qp(s->dev, e->qp[i]);
+	if (e->cq)
+		xport_destroy_cq(s->dev, e->cq);
+	if (e->mr)
+		xport_dereg_mr(s->dev, e->mr);
+	free(e->buf);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Connects end x's QPs to end y's (loopback), or to the peer's info. */
+static int connect_qps(struct perf_end *e, const struct xport_qp_info *peer, unsigned n,
+		       char *err)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (xport_connect(e->qp[i], &peer[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+static void addr_of_socket(int fd, bool local, char *out, size_t cap)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int rc = local ? getsockname(fd, (struct sockaddr *)&ss, &len)
+		       : getpeername(fd, (struct sockaddr *)&ss, &len);
+
+	out[0] = '\0';
+	if (rc < 0)
+		return;
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		/* A v4 client on a dual-stack listener shows up v4-mapped. */
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+			inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], out, (socklen_t)cap);
+		else
+			inet_ntop(AF_INET6, &s6->sin6_addr, out, (socklen_t)cap);
+	} else {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, out, (socklen_t)cap);
+	}
+}
+
+static int open_dev(struct perf_session *s, const char *bind, char *err)
+{
+	struct xport_dev_attr a = { .engine = s->o.engine, .bind = bind,
+				    .udp_port = s->o.udp_port, .gid_index = -1 };
+
+	snprintf(s->local_addr, sizeof(s->local_addr), "%s", bind);
+	return xport_open(&a, &s->dev, err);
+}
+
+/* The test the client sets, as the key=value text the server adopts. */
+static void params_text(const struct perf_session *s, char *buf, size_t cap)
+{
+	const struct perf_opts *o = &s->o;
+
+	snprintf(buf, cap, "op=%d cas=%d size=%" PRIu64 " max_size=%" PRIu64 " iters=%" PRIu64
+		 " duration=%.9g qps=%u tx_depth=%u rx_depth=%u outs=%u mtu=%u verify=%d "
+		 "interval=%.9g engine=%s lat=%d", o->op, o->atomic_cas, o->size, s->max_size, o->iters,
+		 o->duration, o->qps, o->tx_depth, o->rx_depth, o->outs, o->mtu, o->verify,
+		 o->interval, o->engine ? o->engine : "auto", o->latency);
+}
+
+static int adopt_params(struct perf_session *s, const char *text, char *err)
+{
+	struct perf_opts *o = &s->o;
+	char engine[16] = "auto";
+	int op, cas, verify, lat;
+	uint64_t size, max_size, iters;
+	unsigned qps, txd, rxd, outs, mtu;
+	double duration, interval;
+
+	if (sscanf(text, "op=%d cas=%d size=%" SCNu64 " max_size=%" SCNu64 " iters=%" SCNu64
+		   " duration=%lg qps=%u tx_depth=%u rx_depth=%u outs=%u mtu=%u verify=%d "
+		   "interval=%lg engine=%15s lat=%d", &op, &cas, &size, &max_size, &iters, &duration,
+		   &qps, &txd, &rxd, &outs, &mtu, &verify, &interval, engine, &lat) != 15 ||
+	    op < 0 || op > PERF_ATOMIC || qps < 1 || qps > PERF_MAX_QPS || txd < 1 ||
+	    max_size > (1ULL << 31) || size > max_size) {
+		snprintf(err, XPORT_ERR_LEN, "the client sent test parameters this rdmakit cannot "
+			 "use: %.200s", text);
+		return -1;
+	}
+	if (strcmp(engine, "verbs") == 0 && o->engine && strcmp(o->engine, "soft") == 0) {
+		snprintf(err, XPORT_ERR_LEN, "the client asked for --engine verbs, this server runs "
+			 "--engine soft: use the same engine on both sides");
+		return -1;
+	}
+	o->op = (enum perf_op)op;
+	o->atomic_cas = cas;
+	o->size = size;
+	o->iters = iters;
+	o->duration = duration;
+	o->qps = qps;
+	o->tx_depth = txd;
+	o->rx_depth = rxd;
+	o->outs = outs;
+	/* MTU: the smaller of the two sides' wishes. */
+	if (mtu && (!o->mtu || mtu < o->mtu))
+		o->mtu = mtu;
+	o->verify = verify;
+	o->latency = lat;
+	o->interval = interval;
+	s->max_size = max_size;
+	return 0;
+}
+
+/* Exchanges QP info and each side's buffer address and rkey. */
+static int exchange(struct perf_session *s, bool is_server, char *err)
+{
+	struct xport_qp_info mine[PERF_MAX_QPS], theirs[PERF_MAX_QPS];
+	char text[256];
+	size_t n, len;
+	uint64_t va;
+	uint32_t rkey;
+
+	for (unsigned i = 0; i < s->o.qps; i++)
+		xport_qp_info(s->a.qp[i], &mine[i]);
+	if (oob_xchg_qp_info(&s->oob, is_server, mine, s->o.qps, theirs, PERF_MAX_QPS, &n, err) < 0)
+		return -1;
+	if (n != s->o.qps) {
+		snprintf(err, XPORT_ERR_LEN, "the peer sent %zu QPs, expected %u", n, s->o.qps);
+		return -1;
+	}
+	snprintf(text, sizeof(text), "va=%" PRIu64 " rkey=%u slot=%zu",
+		 (uint64_t)(uintptr_t)s->a.buf, s->a.mr->rkey, s->a.slot);
+	if (!is_server && oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
+		return -1;
+	if (oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
+		return -1;
+	text[len] = '\0';
+	if (sscanf(text, "va=%" SCNu64 " rkey=%u slot=%zu", &va, &rkey, &s->a.peer_slot) != 3) {
+		snprintf(err, XPORT_ERR_LEN, "the peer sent a malformed memory description");
+		return -1;
+	}
+	s->a.remote_va = va;
+	s->a.remote_rkey = rkey;
+	snprintf(text, sizeof(text), "va=%" PRIu64 " rkey=%u slot=%zu",
+		 (uint64_t)(uintptr_t)s->a.buf, s->a.mr->rkey, s->a.slot);
+	if (is_server && oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
+		return -1;
+	return connect_qps(&s->a, theirs, s->o.qps, err);
+}
+
+static int open_loopback(struct perf_session *s, char *err)
+{
+	struct xport_qp_info ia[PERF_MAX_QPS], ib[PERF_MAX_QPS];
+
+	if (open_dev(s, s->o.bind ? s->o.bind : "127.0.0.1", err) < 0 ||
+	    end_open(s, &s->a, err) < 0 || end_open(s, &s->b, err) < 0)
+		return -1;
+	for (unsigned i = 0; i < s->o.qps; i++) {
+		xport_qp_info(s->a.qp[i], &ia[i]);
+		xport_qp_info(s->b.qp[i], &ib[i]);
+	}
+	if (connect_qps(&s->a, ib, s->o.qps, err) < 0 || connect_qps(&s->b, ia, s->o.qps, err) < 0)
+		return -1;
+	s->a.remote_va = (uint64_t)(uintptr_t)s->b.buf;
+	s->a.remote_rkey = s->b.mr->rkey;
+	s->b.remote_va = (uint64_t)(uintptr_t)s->a.buf;
+	s->b.remote_rkey = s->a.mr->rkey;
+	s->a.peer_slot = s->b.slot;
+	s->b.peer_slot = s->a.slot;
+	return 0;
+}
+
+static int open_client(struct perf_session *s, char *err)
+{
+	char text[512], local[64];
+
+	if (oob_connect(s->o.host, s->o.port, s->o.timeout_s * 1000, &s->oob, err) < 0)
+		return -1;
+	s->oob.stop = s->o.stop;
+	if (oob_hello(&s->oob, false, err) < 0)
+		return -1;
+	params_text(s, text, sizeof(text));
+	if (oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
+		return -1;
+	addr_of_socket(s->oob.fd, true, local, sizeof(local));
+	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || end_open(s, &s->a, err) < 0)
+		return -1;
+	return exchange(s, false, err);
+}
+
+static int open_server(struct perf_session *s, char *err)
+{
+	char text[1024], local[64];
+	size_t len;
+
+	if (oob_listen(NULL, s->o.port, &s->listen_fd, err) < 0)
+		return -1;
+	if (oob_accept(s->listen_fd, -1, &s->oob, err) < 0)
+		return -1;
+	s->oob.timeout_ms = s->o.timeout_s * 1000;
+	s->oob.stop = s->o.stop;
+	if (oob_hello(&s->oob, true, err) < 0 ||
+	    oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
+		return -1;
+	text[len] = '\0';
+	if (adopt_params(s, text, err) < 0) {
+		oob_send_error(&s->oob, err);
+		return -1;
+	}
+	addr_of_socket(s->oob.fd, true, local, sizeof(local));
+	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || end_open(s, &s->a, err) < 0) {
+		oob_send_error(&s->oob, err);
+		return -1;
+	}
+	return exchange(s, true, err);
+}
+
+int perf_open(struct perf_session **out, enum perf_role role, struct perf_opts *o, char *err)
+{
+	struct perf_session *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return -1;
+	}
+	s->role = role;
+	s->o = *o;
+	s->oob.fd = -1;
+	s->listen_fd = -1;
+	s->max_size = o->size;
+	if (o->qps < 1 || o->qps > PERF_MAX_QPS) {
+		snprintf(err, XPORT_ERR_LEN, "-q/--qp must be 1..%d", PERF_MAX_QPS);
+		free(s);
+		return -1;
+	}
+	if (role == PERF_LOOPBACK)
+		rc = open_loopback(s, err);
+	else if (role == PERF_CLIENT)
+		rc = open_client(s, err);
+	else
+		rc = open_server(s, err);
+	if (rc < 0) {
+		perf_close(s);
+		return -1;
+	}
+	*o = s->o;	/* what was adopted, for the caller's report */
+	*out = s;
+	return 0;
+}
+
+void perf_close(struct perf_session *s)
+{
+	char err[XPORT_ERR_LEN];
+
+	if (!s)
+		return;
+	if (s->oob.fd >= 0) {
+		if (s->role == PERF_CLIENT)
+			oob_send(&s->oob, OOB_PARAMS, "end", 3, err);
+		oob_bye(&s->oob, err);
+		oob_close(&s->oob);
+	}
+	if (s->listen_fd >= 0)
+		close_fd(s->listen_fd);
+	end_close(s, &s->a);
+	end_close(s, &s->b);
+	xport_close(s->dev);
+	free(s);
+}
+
+const char *perf_engine(const struct perf_session *s)
+{
+	return s->dev ? xport_engine_name(s->dev) : "?";
+}
+
+const char *perf_peer(const struct perf_session *s)
+{
+	return s->oob.peer;
+}
+
+const char *perf_local_addr(const struct perf_session *s)
+{
+	return s->local_addr;
+}
+
+uint32_t perf_mtu(const struct perf_session *s)
+{
+	return s->o.mtu ? s->o.mtu : 1024;
+}
+
+int perf_set_size(struct perf_session *s, uint64_t size, char *err)
+{
+	if (size > s->max_size) {
+		snprintf(err, XPORT_ERR_LEN, "size %" PRIu64 " exceeds the buffers set up (%" PRIu64 ")",
+			 size, s->max_size);
+		return -1;
+	}
+	s->o.size = size;
+	return 0;
+}
