@@ -194,7 +194,7 @@ int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 			report_finish(&r);
 			return EXIT_RUNTIME;
 		}
-		b.c.o.op = o.op;	/* what the server adopted, for the preamble */
+		b.c.o = o;	/* what the server adopted, for the preamble */
 		perf_cli_preamble(&r, &b.c, s, role);
 		if (role == PERF_SERVER) {
 			unsigned runs;

@@ -201,7 +201,7 @@ int cmd_lat(int argc, char **argv, const struct global_opts *gin)
 			report_finish(&r);
 			return EXIT_RUNTIME;
 		}
-		l.c.o.op = o.op;
+		l.c.o = o;	/* what the server adopted, for the preamble */
 		perf_cli_preamble(&r, &l.c, s, role);
 		if (role == PERF_SERVER) {
 			unsigned runs;

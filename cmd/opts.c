@@ -147,7 +147,10 @@ int opts_parse(const struct cmd_usage *u, int argc, char **argv,
 	if (build_tables(lists, longs, shorts, sizeof(shorts)) < 0)
 		return runtime_error(u->cmd, "internal error: too many options");
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: glibc then resets all its state, including the "stop at
+	 * the first operand" mode main() used for the global options, so
+	 * options may follow operands (rdmakit bw HOST -s 64k). */
+	optind = 0;
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		const char *word = argv[optind - 1];
 
