@@ -137,6 +137,16 @@ static struct flow *lookup(struct flow_table *t, const struct flow_key *k, bool 
 	return f;
 }
 
+/* A flow whose packets so far are all responses (ACKs, read responses). */
+static bool flow_is_response_opcount(const struct flow *f)
+{
+	uint64_t responses = 0;
+
+	for (int op = 0x0D; op <= 0x12; op++)
+		responses += f->opcodes[op];
+	return f->packets && responses == f->packets;
+}
+
 static bool seen_get(const struct flow *f, uint32_t psn)
 {
 	uint32_t i = psn % FLOW_PSN_WINDOW;
@@ -222,29 +232,40 @@ static void pending_answer(struct flow *req, uint32_t psn, uint64_t ts)
 }
 
 /* The request flow a response belongs to: same addresses reversed, with a
- * request pending at this PSN.  Learned once, then kept. */
+ * request pending at this PSN, or else the only flow in that direction.
+ * Learned once, then kept. */
 static struct flow *find_peer(struct flow_table *t, struct flow *resp, uint32_t psn)
 {
+	struct flow *only = NULL;
+	int reverse = 0;
+
 	if (resp->peer)
 		return resp->peer;
 	for (size_t i = 0; i < t->n; i++) {
 		struct flow *f = t->order[i];
 
 		if (f == resp || memcmp(f->key.src, resp->key.dst, 16) ||
-		    memcmp(f->key.dst, resp->key.src, 16) || !pending_has(f, psn))
+		    memcmp(f->key.dst, resp->key.src, 16) || flow_is_response_opcount(f))
 			continue;
-		resp->peer = f;
-		f->peer = resp;
-		return f;
+		reverse++;
+		only = f;
+		if (pending_has(f, psn)) {
+			reverse = 1;
+			break;
+		}
 	}
-	return NULL;
+	if (reverse != 1)
+		return NULL;
+	resp->peer = only;
+	only->peer = resp;
+	return only;
 }
 
 static void account_response(struct flow_table *t, struct flow *f, const struct wire_pkt *p,
 			     uint64_t ts)
 {
 	uint8_t op = p->bth.opcode & 0x1F;
-	struct flow *req;
+	struct flow *req = find_peer(t, f, p->bth.psn);
 
 	if (p->ext & WIRE_X_AETH) {
 		uint8_t syn = p->aeth.syndrome;
@@ -274,7 +295,6 @@ static void account_response(struct flow_table *t, struct flow *f, const struct 
 	}
 	if (op >= 0x0D && op <= 0x10)	/* read responses carry data PSNs */
 		track_psn(f, p->bth.psn, false);
-	req = find_peer(t, f, p->bth.psn);
 	if (req)
 		pending_answer(req, p->bth.psn, ts);
 }

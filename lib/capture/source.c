@@ -122,7 +122,8 @@ static void sink_name(struct sink *k)
 {
 	int width = 1;
 
-	if (!k->rotate_bytes && !k->ring) {
+	/* A ring of one file is just the file, as tcpdump names it. */
+	if ((!k->rotate_bytes && !k->ring) || k->ring == 1) {
 		snprintf(k->path, sizeof(k->path), "%s", k->base);
 		return;
 	}

@@ -51,8 +51,17 @@ static void flow_problems(const struct flow *f, json_t *problems)
 	flow_name(f, name, sizeof(name));
 	if (f->retransmits) {
 		uint64_t seq = peer ? peer->naks[WIRE_NAK_PSN_SEQ_ERR] : 0;
+		uint64_t rnr = peer ? peer->rnr_naks : 0;
 
-		if (seq)
+		if (seq && rnr)
+			snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " retransmissions after %" PRIu64
+				 " NAK(PSN sequence error) and %" PRIu64 " RNR NAKs", name,
+				 f->retransmits, seq, rnr);
+		else if (rnr)
+			snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " retransmissions after %" PRIu64
+				 " RNR NAKs (the receiver had no RECV posted)", name, f->retransmits,
+				 rnr);
+		else if (seq)
 			snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " retransmissions after %" PRIu64
 				 " NAK(PSN sequence error)", name, f->retransmits, seq);
 		else

@@ -124,6 +124,11 @@ static enum wire_status decode_transport(struct wire_pkt *p, const uint8_t *buf,
 	}
 	if (off + wire_ext_len(p->op->ext) > icrc_off)
 		return WIRE_MALFORMED;
+	/* Known from the length fields even if the capture cuts the headers. */
+	if (icrc_off - off - wire_ext_len(p->op->ext) < p->bth.padcnt)
+		return WIRE_MALFORMED;
+	p->payload_off = off + wire_ext_len(p->op->ext);
+	p->payload_len = icrc_off - p->payload_off - p->bth.padcnt;
 	for (unsigned i = 0; i < WIRE_X_COUNT; i++) {
 		unsigned bit = 1u << i;
 
@@ -135,10 +140,6 @@ static enum wire_status decode_transport(struct wire_pkt *p, const uint8_t *buf,
 		p->ext |= (uint16_t)bit;
 		off += wire_ext_len((uint16_t)bit);
 	}
-	if (icrc_off - off < p->bth.padcnt)
-		return WIRE_MALFORMED;
-	p->payload_off = off;
-	p->payload_len = icrc_off - off - p->bth.padcnt;
 	return WIRE_OK;
 }
 
