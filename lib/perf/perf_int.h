@@ -33,6 +33,7 @@ struct perf_session {
 	struct oob oob;
 	int listen_fd;
 	char local_addr[64];
+	uint32_t eff_mtu;		/* the path MTU the QPs use */
 	/* What the server end saw in the current run. */
 	bool verify_failed;
 	uint64_t bad_offset;

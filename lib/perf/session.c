@@ -206,6 +206,7 @@ static int exchange(struct perf_session *s, bool is_server, char *err)
 	}
 	s->a.remote_va = va;
 	s->a.remote_rkey = rkey;
+	s->eff_mtu = theirs[0].mtu < mine[0].mtu ? theirs[0].mtu : mine[0].mtu;
 	snprintf(text, sizeof(text), "va=%" PRIu64 " rkey=%u slot=%zu",
 		 (uint64_t)(uintptr_t)s->a.buf, s->a.mr->rkey, s->a.slot);
 	if (is_server && oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
@@ -224,6 +225,7 @@ static int open_loopback(struct perf_session *s, char *err)
 		xport_qp_info(s->a.qp[i], &ia[i]);
 		xport_qp_info(s->b.qp[i], &ib[i]);
 	}
+	s->eff_mtu = ia[0].mtu < ib[0].mtu ? ia[0].mtu : ib[0].mtu;
 	if (connect_qps(&s->a, ib, s->o.qps, err) < 0 || connect_qps(&s->b, ia, s->o.qps, err) < 0)
 		return -1;
 	s->a.remote_va = (uint64_t)(uintptr_t)s->b.buf;
@@ -351,7 +353,7 @@ const char *perf_local_addr(const struct perf_session *s)
 
 uint32_t perf_mtu(const struct perf_session *s)
 {
-	return s->o.mtu ? s->o.mtu : 1024;
+	return s->eff_mtu;
 }
 
 int perf_set_size(struct perf_session *s, uint64_t size, char *err)

@@ -69,6 +69,7 @@ static int sim_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 	int to = !s->side;
 
 	for (int i = 0; i < n; i++) {
+		soft_pkt_seal(&pkts[i], 0);
 		if (w->cut || (int)(sim_rand(w) % 100) < w->drop_pct) {
 			w->dropped++;
 			continue;
@@ -98,6 +99,8 @@ static int sim_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 	int side = s->side, got = n < w->len[side] ? n : w->len[side];
 
 	memcpy(pkts, w->q[side], (size_t)got * sizeof(*pkts));
+	for (int i = 0; i < got; i++)
+		pkts[i].ip_id = 0;
 	memmove(w->q[side], w->q[side] + got, (size_t)(w->len[side] - got) * sizeof(*pkts));
 	w->len[side] -= got;
 	w->delivered += (uint64_t)got;

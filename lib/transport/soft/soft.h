@@ -47,7 +47,8 @@ struct soft_pkt {
 	size_t len;
 	struct soft_addr src, dst;
 	uint8_t ecn;			/* as sent, or as received */
-	uint16_t ip_id;			/* IPv4 ID the ICRC was computed with */
+	uint16_t ip_id;			/* tx: IPv4 ID the ICRC was computed with;
+					 * rx: the ID to try first (GRO segment k) */
 	int qp_slot;			/* tx: the sending QP (its source port) */
 };
 
@@ -57,7 +58,7 @@ struct soft_link_ops {
 	/* Per-QP sending endpoint: returns its UDP source port, or -1. */
 	int (*qp_open)(struct soft_link *l, int qp_slot, uint8_t tos, char *err);
 	void (*qp_close)(struct soft_link *l, int qp_slot);
-	/* Sends n packets; returns how many were taken (the rest: retry later). */
+	/* Seals (soft_pkt_seal) and sends n packets; returns how many were taken. */
 	int (*send)(struct soft_link *l, struct soft_pkt *pkts, int n);
 	/* Receives up to n packets without blocking; returns how many. */
 	int (*recv)(struct soft_link *l, struct soft_pkt *pkts, int n);
@@ -67,6 +68,7 @@ struct soft_link_ops {
 struct soft_link {
 	const struct soft_link_ops *ops;
 	struct soft_addr local;		/* bound address and port (4791) */
+	uint32_t max_mtu;		/* largest RoCE MTU the interface carries; 0: any */
 };
 
 /* The UDP link: binds addr:port for receiving, one socket per QP to send. */
@@ -202,6 +204,8 @@ struct soft_pkt *soft_tx_slot(struct soft_dev *d);
 void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *p,
 		    const void *payload, uint32_t len, uint8_t ecn);
 void soft_tx_flush(struct soft_dev *d);
+/* Computes and stores a packet's ICRC for the IPv4 ID it will carry. */
+void soft_pkt_seal(struct soft_pkt *pk, uint16_t ip_id);
 /* ICRC of a RoCEv2 UDP payload as it travels between src and dst. */
 uint32_t soft_icrc(const struct soft_addr *src, const struct soft_addr *dst, uint8_t ecn,
 		   uint16_t ip_id, const uint8_t *udp_payload, size_t len);

@@ -96,8 +96,12 @@ static bool rx_icrc_ok(const struct soft_pkt *pk)
 		return false;
 	want = (uint32_t)pk->buf[pk->len - 4] | (uint32_t)pk->buf[pk->len - 3] << 8 |
 	       (uint32_t)pk->buf[pk->len - 2] << 16 | (uint32_t)pk->buf[pk->len - 1] << 24;
+	/* The hint first: segment k of a GRO aggregate was sealed with ID k. */
+	if (soft_icrc(&pk->src, &pk->dst, pk->ecn, pk->ip_id, pk->buf, pk->len) == want)
+		return true;
 	for (uint16_t id = 0; id < (pk->src.v6 ? 1 : GSO_IDS_TRIED); id++)
-		if (soft_icrc(&pk->src, &pk->dst, pk->ecn, id, pk->buf, pk->len) == want)
+		if (id != pk->ip_id &&
+		    soft_icrc(&pk->src, &pk->dst, pk->ecn, id, pk->buf, pk->len) == want)
 			return true;
 	return false;
 }

@@ -114,6 +114,9 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 		goto oom;
 	if (!qp->attr.mtu)
 		qp->attr.mtu = DEFAULT_MTU;
+	/* Like an RNIC's active MTU: no larger than the interface carries. */
+	if (d->link->max_mtu && qp->attr.mtu > d->link->max_mtu)
+		qp->attr.mtu = d->link->max_mtu;
 	if (!qp->attr.timeout)
 		qp->attr.timeout = DEFAULT_TIMEOUT;
 	if (!qp->attr.max_rd_atomic)

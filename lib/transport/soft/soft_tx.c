@@ -52,6 +52,13 @@ uint32_t soft_icrc(const struct soft_addr *src, const struct soft_addr *dst, uin
 	return icrc_rocev2(ip, hlen, udp, udp_payload, len - WIRE_ICRC_LEN);
 }
 
+void soft_pkt_seal(struct soft_pkt *pk, uint16_t ip_id)
+{
+	pk->ip_id = ip_id;
+	icrc_store(pk->buf + pk->len - WIRE_ICRC_LEN,
+		   soft_icrc(&pk->src, &pk->dst, pk->ecn, ip_id, pk->buf, pk->len));
+}
+
 void soft_tx_flush(struct soft_dev *d)
 {
 	int sent = 0;
@@ -104,8 +111,7 @@ void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *
 	slot->ecn = ecn;
 	slot->ip_id = 0;
 	slot->qp_slot = qp->slot;
-	icrc_store(slot->buf + slot->len - WIRE_ICRC_LEN,
-		   soft_icrc(&slot->src, &slot->dst, ecn, 0, slot->buf, slot->len));
+	/* The link seals it (ICRC) once it knows the IPv4 ID it will carry. */
 	d->tx_count++;
 	qp->ctr.tx_packets++;
 	qp->ctr.tx_bytes += slot->len;

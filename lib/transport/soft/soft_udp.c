@@ -3,12 +3,21 @@
  * The soft engine's UDP link.  One socket bound to ADDR:4791 receives
  * every packet (recvmmsg, with the ToS and destination address of each);
  * each QP sends from a socket of its own bound to an ephemeral port, so
- * the UDP source port carries per-QP entropy for ECMP, as RNICs do.  The
- * sending sockets set DF, which makes the kernel write IPv4 ID 0 — the
- * value the ICRC was computed with.
+ * the UDP source port carries per-QP entropy for ECMP, as RNICs do.
+ *
+ * Speed comes from batching: runs of same-size packets of one QP go out
+ * as one UDP GSO send (every segment a complete RoCEv2 packet, all but the
+ * last exactly gso_size bytes), and the receiving socket takes UDP GRO
+ * aggregates, split here at gso_size.  The sending sockets set DF, so the
+ * kernel writes IPv4 ID 0 on a plain send and ID k on segment k of a GSO
+ * send: each packet's ICRC is computed with the ID it will carry, and the
+ * receiver tries segment k's ICRC with ID k first.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdio.h>
@@ -17,13 +26,25 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "devinfo.h"
 #include "soft.h"
 
 #ifndef UDP_NO_CHECK6_RX
 #define UDP_NO_CHECK6_RX 102
 #endif
 
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
 #define SOCK_BUF_BYTES (8 << 20)
+#define GSO_MAX_SEGS 64			/* what every kernel with UDP GSO accepts */
+#define GSO_MAX_BYTES 65000		/* below the 64 KiB UDP/IP limit */
+#define RX_MSGS 16
+#define RX_BUF_BYTES 65536		/* room for a GRO aggregate */
 
 struct udp_link {
 	struct soft_link pub;
@@ -34,9 +55,22 @@ struct udp_link {
 	struct iovec iov[SOFT_BATCH];
 	struct sockaddr_storage names[SOFT_BATCH];
 	union {
-		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)) * 2];
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)) * 3];
 		struct cmsghdr align;
 	} ctl[SOFT_BATCH];
+	bool gso, gro;			/* the kernel takes UDP GSO / gives GRO */
+	/* Receive side: messages read but not yet split into packets. */
+	uint8_t *rx_bufs;		/* RX_MSGS x RX_BUF_BYTES */
+	struct mmsghdr rx_msgs[RX_MSGS];
+	struct iovec rx_iov[RX_MSGS];
+	struct sockaddr_storage rx_names[RX_MSGS];
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)) * 3];
+		struct cmsghdr align;
+	} rx_ctl[RX_MSGS];
+	int rx_count, rx_next;		/* messages read, next to split */
+	size_t rx_off;			/* offset in that message */
+	uint16_t rx_seg;		/* segment index in that message */
 };
 
 static void to_sockaddr(const struct soft_addr *a, struct sockaddr_storage *ss, socklen_t *len)
@@ -123,36 +157,89 @@ static void udp_qp_close(struct soft_link *l, int slot)
 	u->qp_fd[slot] = -1;
 }
 
+/* How many packets from i on go out as one GSO send. */
+static int gso_run(const struct udp_link *u, const struct soft_pkt *pkts, int i, int n)
+{
+	size_t seg = pkts[i].len, total = 0;
+	int j = i;
+
+	if (!u->gso)
+		return 1;
+	while (j < n && j - i < GSO_MAX_SEGS && pkts[j].qp_slot == pkts[i].qp_slot &&
+	       pkts[j].ecn == pkts[i].ecn &&
+	       memcmp(&pkts[j].dst, &pkts[i].dst, sizeof(pkts[j].dst)) == 0 &&
+	       total + pkts[j].len <= GSO_MAX_BYTES) {
+		/* Only the last segment may be shorter than gso_size. */
+		if (pkts[j].len > seg || (j > i && pkts[j - 1].len != seg))
+			break;
+		total += pkts[j].len;
+		j++;
+	}
+	return j > i ? j - i : 1;
+}
+
+static void add_cmsg_int(struct msghdr *h, struct cmsghdr **c, int level, int type, int v,
+			 size_t size)
+{
+	*c = *c ? CMSG_NXTHDR(h, *c) : CMSG_FIRSTHDR(h);
+	(*c)->cmsg_level = level;
+	(*c)->cmsg_type = type;
+	(*c)->cmsg_len = CMSG_LEN(size);
+	if (size == sizeof(uint16_t)) {
+		uint16_t v16 = (uint16_t)v;
+
+		memcpy(CMSG_DATA(*c), &v16, sizeof(v16));
+	} else {
+		memcpy(CMSG_DATA(*c), &v, sizeof(v));
+	}
+}
+
 /* Sends the run of packets from one QP that starts the batch. */
 static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 {
 	struct udp_link *u = (struct udp_link *)l;
-	int slot = pkts[0].qp_slot, run = 0, sent;
+	int slot = pkts[0].qp_slot, i = 0, nmsg = 0, sent, taken = 0;
+	int first[SOFT_BATCH], count[SOFT_BATCH];
 
-	for (run = 0; run < n && pkts[run].qp_slot == slot; run++) {
-		struct msghdr *h = &u->msgs[run].msg_hdr;
-		struct cmsghdr *c;
+	while (i < n && pkts[i].qp_slot == slot) {
+		struct msghdr *h = &u->msgs[nmsg].msg_hdr;
+		int run = gso_run(u, pkts, i, n);
+		struct cmsghdr *c = NULL;
 		socklen_t namelen;
 
-		to_sockaddr(&pkts[run].dst, &u->names[run], &namelen);
-		u->iov[run] = (struct iovec){ pkts[run].buf, pkts[run].len };
+		for (int k = 0; k < run; k++) {
+			soft_pkt_seal(&pkts[i + k], l->local.v6 || run == 1 ? 0 : (uint16_t)k);
+			u->iov[i + k] = (struct iovec){ pkts[i + k].buf, pkts[i + k].len };
+		}
+		to_sockaddr(&pkts[i].dst, &u->names[nmsg], &namelen);
 		memset(h, 0, sizeof(*h));
-		h->msg_name = &u->names[run];
+		h->msg_name = &u->names[nmsg];
 		h->msg_namelen = namelen;
-		h->msg_iov = &u->iov[run];
-		h->msg_iovlen = 1;
-		h->msg_control = u->ctl[run].buf;
-		h->msg_controllen = CMSG_SPACE(sizeof(int));
-		c = CMSG_FIRSTHDR(h);
-		c->cmsg_level = l->local.v6 ? IPPROTO_IPV6 : IPPROTO_IP;
-		c->cmsg_type = l->local.v6 ? IPV6_TCLASS : IP_TOS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		*(int *)(void *)CMSG_DATA(c) = u->qp_tos[slot] | pkts[run].ecn;
+		h->msg_iov = &u->iov[i];
+		h->msg_iovlen = (size_t)run;
+		h->msg_control = u->ctl[nmsg].buf;
+		h->msg_controllen = CMSG_SPACE(sizeof(int)) +
+				    (run > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0);
+		add_cmsg_int(h, &c, l->local.v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+			     l->local.v6 ? IPV6_TCLASS : IP_TOS, u->qp_tos[slot] | pkts[i].ecn,
+			     sizeof(int));
+		if (run > 1)
+			add_cmsg_int(h, &c, SOL_UDP, UDP_SEGMENT, (int)pkts[i].len, sizeof(uint16_t));
+		first[nmsg] = i;
+		count[nmsg] = run;
+		nmsg++;
+		i += run;
 	}
-	sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)run, 0);
+	sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
+	if (sent < 0 && u->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
+		u->gso = false;	/* no UDP GSO here (old kernel, or a device without it) */
+		return 0;
+	}
 	if (sent < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? 0 : -1;
-	return sent;
+	for (int m = 0; m < sent; m++)
+		taken = first[m] + count[m];
+	return taken;
 }
 
 static void parse_cmsgs(struct msghdr *h, struct soft_pkt *pk)
@@ -176,40 +263,82 @@ static void parse_cmsgs(struct msghdr *h, struct soft_pkt *pk)
 	}
 }
 
+/* The GRO segment size of a received message, 0 when not an aggregate. */
+static int gro_size(struct msghdr *h)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			return v;
+		}
+	return 0;
+}
+
+static int read_batch(struct udp_link *u)
+{
+	int got;
+
+	for (int i = 0; i < RX_MSGS; i++) {
+		struct msghdr *h = &u->rx_msgs[i].msg_hdr;
+
+		u->rx_iov[i] = (struct iovec){ u->rx_bufs + (size_t)i * RX_BUF_BYTES, RX_BUF_BYTES };
+		memset(h, 0, sizeof(*h));
+		h->msg_name = &u->rx_names[i];
+		h->msg_namelen = sizeof(u->rx_names[i]);
+		h->msg_iov = &u->rx_iov[i];
+		h->msg_iovlen = 1;
+		h->msg_control = u->rx_ctl[i].buf;
+		h->msg_controllen = sizeof(u->rx_ctl[i].buf);
+	}
+	got = recvmmsg(u->rx_fd, u->rx_msgs, RX_MSGS, MSG_DONTWAIT, NULL);
+	u->rx_count = got > 0 ? got : 0;
+	u->rx_next = 0;
+	u->rx_off = 0;
+	u->rx_seg = 0;
+	return u->rx_count;
+}
+
+/* Splits read messages (GRO aggregates at their segment size) into packets. */
 static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 {
 	struct udp_link *u = (struct udp_link *)l;
-	int got;
+	int out = 0;
 
-	if (n > SOFT_BATCH)
-		n = SOFT_BATCH;
-	for (int i = 0; i < n; i++) {
-		struct msghdr *h = &u->msgs[i].msg_hdr;
+	while (out < n) {
+		struct msghdr *h;
+		size_t len, seg;
 
-		u->iov[i] = (struct iovec){ pkts[i].buf, sizeof(pkts[i].buf) };
-		memset(h, 0, sizeof(*h));
-		h->msg_name = &u->names[i];
-		h->msg_namelen = sizeof(u->names[i]);
-		h->msg_iov = &u->iov[i];
-		h->msg_iovlen = 1;
-		h->msg_control = u->ctl[i].buf;
-		h->msg_controllen = sizeof(u->ctl[i].buf);
+		if (u->rx_next == u->rx_count && (out || read_batch(u) == 0))
+			break;
+		h = &u->rx_msgs[u->rx_next].msg_hdr;
+		len = u->rx_msgs[u->rx_next].msg_len;
+		seg = (size_t)gro_size(h);
+		if (!seg || seg > len)
+			seg = len;
+		while (out < n && u->rx_off < len) {
+			struct soft_pkt *pk = &pkts[out++];
+			size_t this = len - u->rx_off < seg ? len - u->rx_off : seg;
+
+			if (this > sizeof(pk->buf) || (h->msg_flags & MSG_TRUNC))
+				this = 0;	/* larger than any RoCE packet: dropped */
+			memcpy(pk->buf, (uint8_t *)u->rx_iov[u->rx_next].iov_base + u->rx_off, this);
+			pk->len = this;
+			from_sockaddr(&u->rx_names[u->rx_next], &pk->src);
+			pk->dst = l->local;
+			pk->ecn = 0;
+			parse_cmsgs(h, pk);
+			pk->ip_id = u->rx_seg++;
+			u->rx_off += seg;
+		}
+		if (u->rx_off >= len) {
+			u->rx_next++;
+			u->rx_off = 0;
+			u->rx_seg = 0;
+		}
 	}
-	got = recvmmsg(u->rx_fd, u->msgs, (unsigned)n, MSG_DONTWAIT, NULL);
-	if (got <= 0)
-		return 0;
-	for (int i = 0; i < got; i++) {
-		struct soft_pkt *pk = &pkts[i];
-
-		pk->len = u->msgs[i].msg_len;
-		from_sockaddr(&u->names[i], &pk->src);
-		pk->dst = l->local;
-		pk->ecn = 0;
-		parse_cmsgs(&u->msgs[i].msg_hdr, pk);
-		if (u->msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
-			pk->len = 0;	/* larger than any RoCE packet: dropped */
-	}
-	return got;
+	return out;
 }
 
 static void udp_close(struct soft_link *l)
@@ -221,6 +350,7 @@ static void udp_close(struct soft_link *l)
 			close(u->qp_fd[i]);
 	if (u->rx_fd >= 0)
 		close(u->rx_fd);
+	free(u->rx_bufs);
 	free(u);
 }
 
@@ -246,6 +376,38 @@ static int parse_addr(const char *s, struct soft_addr *a)
 	return -1;
 }
 
+/* The RoCE MTU the interface holding addr can carry (0 if unknown). */
+static uint32_t interface_roce_mtu(const struct soft_addr *addr)
+{
+	struct ifaddrs *all, *i;
+	uint32_t mtu = 0;
+
+	if (getifaddrs(&all) < 0)
+		return 0;
+	for (i = all; i; i = i->ifa_next) {
+		struct soft_addr a;
+		struct ifreq ifr;
+		int fd;
+
+		if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET &&
+				     i->ifa_addr->sa_family != AF_INET6))
+			continue;
+		from_sockaddr((const struct sockaddr_storage *)(void *)i->ifa_addr, &a);
+		if (memcmp(a.ip, addr->ip, 16))
+			continue;
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->ifa_name);
+		if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+			mtu = devinfo_roce_mtu((unsigned)ifr.ifr_mtu, addr->v6 ? AF_INET6 : AF_INET);
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	freeifaddrs(all);
+	return mtu;
+}
+
 struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, char *err)
 {
 	struct udp_link *u = calloc(1, sizeof(*u));
@@ -261,12 +423,19 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, char *err)
 		u->qp_fd[i] = -1;
 	u->rx_fd = -1;
 	u->pub.ops = &udp_link_ops;
+	u->rx_bufs = malloc((size_t)RX_MSGS * RX_BUF_BYTES);
+	if (!u->rx_bufs) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		goto fail;
+	}
+	u->gso = true;
 	if (parse_addr(bind_addr, &u->pub.local) < 0) {
 		snprintf(err, XPORT_ERR_LEN, "invalid address '%s' for the soft engine: give a "
 			 "local IPv4 or IPv6 address", bind_addr);
 		goto fail;
 	}
 	u->pub.local.port = port;
+	u->pub.max_mtu = interface_roce_mtu(&u->pub.local);
 	fd = socket(u->pub.local.v6 ? AF_INET6 : AF_INET,
 		    SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -285,6 +454,8 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, char *err)
 		set_int(fd, IPPROTO_IP, IP_PKTINFO, 1);
 		set_int(fd, IPPROTO_IP, IP_RECVTOS, 1);
 	}
+	/* GRO: the kernel hands over runs of packets as one aggregate. */
+	u->gro = set_int(fd, SOL_UDP, UDP_GRO, 1) == 0;
 	to_sockaddr(&u->pub.local, &ss, &len);
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
 		if (errno == EADDRINUSE)
