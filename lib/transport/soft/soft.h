@@ -71,8 +71,10 @@ struct soft_link {
 	uint32_t max_mtu;		/* largest RoCE MTU the interface carries; 0: any */
 };
 
-/* The UDP link: binds addr:port for receiving, one socket per QP to send. */
-struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, char *err);
+/* The UDP link: binds addr:port for receiving, one socket per QP to send.
+ * Unless port_fixed, a port in use falls back to a free one. */
+struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_fixed,
+				char *err);
 
 struct soft_mr {
 	struct xport_mr pub;

@@ -20,7 +20,8 @@ static bool soft_available(void)
 static void *soft_open(const struct xport_dev_attr *a, char *err)
 {
 	struct soft_link *link = soft_udp_open(a->bind ? a->bind : "127.0.0.1",
-					       a->udp_port ? a->udp_port : ROCEV2_UDP_PORT, err);
+					       a->udp_port ? a->udp_port : ROCEV2_UDP_PORT,
+					       a->udp_port != 0, err);
 	struct soft_dev *d;
 
 	if (!link)

@@ -408,12 +408,12 @@ static uint32_t interface_roce_mtu(const struct soft_addr *addr)
 	return mtu;
 }
 
-struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, char *err)
+struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_fixed, char *err)
 {
 	struct udp_link *u = calloc(1, sizeof(*u));
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int fd;
+	int fd, rc;
 
 	if (!u) {
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
@@ -457,7 +457,18 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, char *err)
 	/* GRO: the kernel hands over runs of packets as one aggregate. */
 	u->gro = set_int(fd, SOL_UDP, UDP_GRO, 1) == 0;
 	to_sockaddr(&u->pub.local, &ss, &len);
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
+	rc = bind(fd, (struct sockaddr *)&ss, len);
+	if (rc < 0 && errno == EADDRINUSE && !port_fixed) {
+		/* Another soft engine owns 4791 on this address: take a free
+		 * port, which the control channel advertises to the peer (a
+		 * soft engine; RNICs only ever send to 4791). */
+		u->pub.local.port = 0;
+		to_sockaddr(&u->pub.local, &ss, &len);
+		rc = bind(fd, (struct sockaddr *)&ss, len);
+		if (rc == 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+			from_sockaddr(&ss, &u->pub.local);
+	}
+	if (rc < 0) {
 		if (errno == EADDRINUSE)
 			snprintf(err, XPORT_ERR_LEN, "UDP port %u on %s is in use (another rdmakit, "
 				 "or a kernel RoCE stack, owns it): bind another local address with "
