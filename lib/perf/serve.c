@@ -155,10 +155,16 @@ static int serve_run(struct perf_session *s, char *err)
 	perf_server_prepare(s, &s->a);
 	if (oob_barrier(&s->oob, 1, err) < 0)
 		return -1;
-	while (!oob_readable(&s->oob)) {
-		if (s->o.stop && *s->o.stop) {
-			snprintf(err, XPORT_ERR_LEN, "interrupted");
-			return -1;
+	/* Look at the control channel only now and then: a poll() per pass
+	 * would cost more than the data path it interrupts. */
+	for (unsigned spins = 0;; spins++) {
+		if (spins % 256 == 0) {
+			if (oob_readable(&s->oob))
+				break;
+			if (s->o.stop && *s->o.stop) {
+				snprintf(err, XPORT_ERR_LEN, "interrupted");
+				return -1;
+			}
 		}
 		perf_pump_server(s, &s->a);
 	}
