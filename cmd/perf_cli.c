@@ -43,6 +43,7 @@ void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency)
 	c->o.rnr_retry = 7;
 	c->o.timeout_s = 10;
 	c->o.port = OOB_DEFAULT_PORT;
+	c->o.gid_index = -1;
 	c->o.stop = &perf_stop;
 }
 
@@ -70,11 +71,16 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		rc = parse_u64(cmd, "--udp-port", arg, 1, 65535, false, &v);
 		o->udp_port = (uint16_t)v;
 		break;
-	case 'd': c->ib_dev = arg; break;
-	case 'i': rc = parse_u64(cmd, "-i/--ib-port", arg, 1, 255, false, &v); break;
+	case 'd':
+		c->ib_dev = o->ib_dev = arg;
+		break;
+	case 'i':
+		rc = parse_u64(cmd, "-i/--ib-port", arg, 1, 255, false, &v);
+		o->ib_port = (int)v;
+		break;
 	case 'x':
 		rc = parse_u64(cmd, "-x/--gid-index", arg, 0, 255, false, &v);
-		c->gid_index = (int)v;
+		c->gid_index = o->gid_index = (int)v;
 		break;
 	case OPT_OP:
 		rc = parse_choice(cmd, "--op", arg, ops, &idx);

@@ -41,6 +41,9 @@ struct perf_opts {
 	int timeout_s;			/* control-channel waits */
 	/* Where: the engine and its local address, the control port. */
 	const char *engine;
+	const char *ib_dev;		/* verbs: device, port, GID index (-1: pick) */
+	int ib_port;
+	int gid_index;
 	const char *bind;
 	uint16_t udp_port;
 	uint16_t port;

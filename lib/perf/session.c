@@ -115,7 +115,8 @@ static void addr_of_socket(int fd, bool local, char *out, size_t cap)
 static int open_dev(struct perf_session *s, const char *bind, char *err)
 {
 	struct xport_dev_attr a = { .engine = s->o.engine, .bind = bind,
-				    .udp_port = s->o.udp_port, .gid_index = -1 };
+				    .udp_port = s->o.udp_port, .ib_dev = s->o.ib_dev,
+				    .ib_port = s->o.ib_port, .gid_index = s->o.gid_index };
 
 	snprintf(s->local_addr, sizeof(s->local_addr), "%s", bind);
 	return xport_open(&a, &s->dev, err);

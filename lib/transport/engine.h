@@ -28,5 +28,6 @@ struct xport_engine_ops {
 };
 
 extern const struct xport_engine_ops soft_engine_ops;
+extern const struct xport_engine_ops verbs_engine_ops;
 
 #endif

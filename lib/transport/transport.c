@@ -10,7 +10,9 @@
 
 #include "engine.h"
 
+/* auto takes the first that can run here: an RDMA device, else soft. */
 static const struct xport_engine_ops *const engines[] = {
+	&verbs_engine_ops,
 	&soft_engine_ops,
 };
 
@@ -40,16 +42,27 @@ static const struct xport_engine_ops *find_engine(const char *name, char *err)
 		snprintf(err, XPORT_ERR_LEN, "no engine can run here");
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(engines[i]->name, name) == 0)
-			return engines[i];
-	if (strcmp(name, "verbs") == 0)
-		snprintf(err, XPORT_ERR_LEN, "the verbs engine is not available in this build "
-			 "of rdmakit yet; use --engine soft");
-	else
-		snprintf(err, XPORT_ERR_LEN, "unknown engine '%s': expected auto, soft or verbs",
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(engines[i]->name, name))
+			continue;
+		if (!engines[i]->available()) {
+			snprintf(err, XPORT_ERR_LEN, "no RDMA devices found; load the driver or use "
+				 "--engine soft");
+			return NULL;
+		}
+		return engines[i];
+	}
+	snprintf(err, XPORT_ERR_LEN, "unknown engine '%s': expected auto, soft or verbs",
 			 name);
 	return NULL;
+}
+
+bool xport_engine_available(const char *name)
+{
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
+		if (strcmp(engines[i]->name, name) == 0)
+			return engines[i]->available();
+	return false;
 }
 
 int xport_open(const struct xport_dev_attr *a, struct xport_dev **out, char *err)

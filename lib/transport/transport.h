@@ -106,6 +106,7 @@ struct xport_mr {
 	uint32_t lkey;
 	uint32_t rkey;
 	int access;
+	void *impl;		/* the engine's handle (verbs: struct ibv_mr) */
 };
 
 /* What the two sides of a connection exchange over the control channel. */
@@ -154,6 +155,8 @@ struct xport_counters {
 };
 
 int xport_open(const struct xport_dev_attr *a, struct xport_dev **out, char *err);
+/* Whether engine `name` can run on this host ("verbs": an RDMA device exists). */
+bool xport_engine_available(const char *name);
 void xport_close(struct xport_dev *d);
 const char *xport_engine_name(const struct xport_dev *d);
 

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Engine "verbs": libibverbs on an RDMA device (an RNIC, or Linux
+ * Soft-RoCE).  Device, port and GID selection follow perftest: the first
+ * device unless -d names one, port 1, and a RoCE v2 GID holding an IPv4
+ * address unless -x names one.  A failed QP transition is explained in
+ * one sentence naming the likely cause and the fix.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "devinfo.h"
+#include "engine.h"
+
+struct verbs_dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_port_attr port_attr;
+	struct ibv_device_attr dev_attr;
+	uint8_t port;
+	int gid_index;
+	union ibv_gid gid;
+	char name[64];
+	uint64_t psn_seed;
+};
+
+struct verbs_cq {
+	struct verbs_dev *dev;
+	struct ibv_cq *cq;
+};
+
+struct verbs_qp {
+	struct verbs_dev *dev;
+	struct ibv_qp *qp;
+	struct xport_qp_attr attr;
+	uint32_t psn;
+};
+
+static bool verbs_available(void)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+
+	if (list)
+		ibv_free_device_list(list);
+	return n > 0;
+}
+
+/* The GID index perftest would pick, from sysfs (index 0 if unreadable). */
+static int pick_gid(const char *dev, int port)
+{
+	struct devinfo_gid *gids = NULL;
+	size_t n = 0;
+	int idx = 0;
+
+	if (devinfo_sysfs_gids("/sys", dev, port, &gids, &n) == 0 && n)
+		idx = devinfo_pick_gid(gids, n);
+	free(gids);
+	return idx;
+}
+
+static struct ibv_device *find_device(struct ibv_device **list, int n, const char *name,
+				      char *err)
+{
+	if (n == 0) {
+		snprintf(err, XPORT_ERR_LEN, "no RDMA devices found; load the driver or use "
+			 "--engine soft");
+		return NULL;
+	}
+	if (!name)
+		return list[0];
+	for (int i = 0; i < n; i++)
+		if (strcmp(ibv_get_device_name(list[i]), name) == 0)
+			return list[i];
+	snprintf(err, XPORT_ERR_LEN, "no RDMA device '%s'; 'rdmakit devices' lists them", name);
+	return NULL;
+}
+
+static void *verbs_open(const struct xport_dev_attr *a, char *err)
+{
+	struct verbs_dev *d = calloc(1, sizeof(*d));
+	struct ibv_device **list;
+	struct ibv_device *dev;
+	int n = 0;
+
+	if (!d) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	list = ibv_get_device_list(&n);
+	dev = find_device(list, list ? n : 0, a->ib_dev, err);
+	if (!dev)
+		goto fail;
+	snprintf(d->name, sizeof(d->name), "%s", ibv_get_device_name(dev));
+	d->ctx = ibv_open_device(dev);
+	if (!d->ctx) {
+		snprintf(err, XPORT_ERR_LEN, "cannot open RDMA device %s: %s (permissions on "
+			 "/dev/infiniband?)", d->name, strerror(errno));
+		goto fail;
+	}
+	d->port = (uint8_t)(a->ib_port > 0 ? a->ib_port : 1);
+	if (ibv_query_port(d->ctx, d->port, &d->port_attr) ||
+	    ibv_query_device(d->ctx, &d->dev_attr)) {
+		snprintf(err, XPORT_ERR_LEN, "%s has no port %u", d->name, d->port);
+		goto fail;
+	}
+	if (d->port_attr.state != IBV_PORT_ACTIVE) {
+		snprintf(err, XPORT_ERR_LEN, "port %u of %s is not ACTIVE (%s): check the cable "
+			 "and the link ('rdma link show')", d->port, d->name,
+			 ibv_port_state_str(d->port_attr.state));
+		goto fail;
+	}
+	d->gid_index = a->gid_index >= 0 ? a->gid_index : pick_gid(d->name, d->port);
+	if (ibv_query_gid(d->ctx, d->port, d->gid_index, &d->gid)) {
+		snprintf(err, XPORT_ERR_LEN, "%s port %u has no GID index %d: 'rdmakit devices' "
+			 "lists the GIDs", d->name, d->port, d->gid_index);
+		goto fail;
+	}
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd) {
+		snprintf(err, XPORT_ERR_LEN, "cannot allocate a protection domain on %s", d->name);
+		goto fail;
+	}
+	d->psn_seed = (uint64_t)time(NULL) * 2654435761u;
+	ibv_free_device_list(list);
+	return d;
+fail:
+	if (d->ctx)
+		ibv_close_device(d->ctx);
+	if (list)
+		ibv_free_device_list(list);
+	free(d);
+	return NULL;
+}
+
+static void verbs_close(void *dev)
+{
+	struct verbs_dev *d = dev;
+
+	if (!d)
+		return;
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	if (d->ctx)
+		ibv_close_device(d->ctx);
+	free(d);
+}
+
+static int access_flags(int a)
+{
+	int f = 0;
+
+	/* Remote write and atomics need local write on the MR too. */
+	if (a & (XPORT_ACCESS_LOCAL_WRITE | XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_ATOMIC))
+		f |= IBV_ACCESS_LOCAL_WRITE;
+	if (a & XPORT_ACCESS_REMOTE_WRITE)
+		f |= IBV_ACCESS_REMOTE_WRITE;
+	if (a & XPORT_ACCESS_REMOTE_READ)
+		f |= IBV_ACCESS_REMOTE_READ;
+	if (a & XPORT_ACCESS_REMOTE_ATOMIC)
+		f |= IBV_ACCESS_REMOTE_ATOMIC;
+	return f;
+}
+
+static int verbs_reg_mr(void *dev, struct xport_mr *mr, char *err)
+{
+	struct verbs_dev *d = dev;
+	struct ibv_mr *m = ibv_reg_mr(d->pd, mr->addr, mr->length, access_flags(mr->access));
+
+	if (!m) {
+		snprintf(err, XPORT_ERR_LEN, "cannot register %zu bytes on %s: %s (raise "
+			 "'ulimit -l')", mr->length, d->name, strerror(errno));
+		return -1;
+	}
+	mr->lkey = m->lkey;
+	mr->rkey = m->rkey;
+	mr->impl = m;
+	return 0;
+}
+
+static void verbs_dereg_mr(void *dev, struct xport_mr *mr)
+{
+	(void)dev;
+	if (mr->impl)
+		ibv_dereg_mr(mr->impl);
+	mr->impl = NULL;
+}
+
+static void *verbs_create_cq(void *dev, int depth, char *err)
+{
+	struct verbs_dev *d = dev;
+	struct verbs_cq *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	c->dev = d;
+	c->cq = ibv_create_cq(d->ctx, depth, NULL, NULL, 0);
+	if (!c->cq) {
+		snprintf(err, XPORT_ERR_LEN, "cannot create a CQ of %d entries on %s: %s", depth,
+			 d->name, strerror(errno));
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void verbs_destroy_cq(void *cq)
+{
+	struct verbs_cq *c = cq;
+
+	if (!c)
+		return;
+	ibv_destroy_cq(c->cq);
+	free(c);
+}
+
+static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport_qp_attr *a,
+			     char *err)
+{
+	struct verbs_dev *d = dev;
+	struct verbs_qp *q = calloc(1, sizeof(*q));
+	struct ibv_qp_init_attr init = {
+		.send_cq = ((struct verbs_cq *)scq)->cq,
+		.recv_cq = ((struct verbs_cq *)rcq)->cq,
+		.cap = { .max_send_wr = a->max_send_wr ? a->max_send_wr : 128,
+			 .max_recv_wr = a->max_recv_wr ? a->max_recv_wr : 128,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	if (!q) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	q->dev = d;
+	q->attr = *a;
+	q->qp = ibv_create_qp(d->pd, &init);
+	if (!q->qp) {
+		snprintf(err, XPORT_ERR_LEN, "cannot create an RC QP on %s: %s (queue depths above "
+			 "the device's limits?)", d->name, strerror(errno));
+		free(q);
+		return NULL;
+	}
+	if (ibv_modify_qp(q->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS)) {
+		snprintf(err, XPORT_ERR_LEN, "cannot move the QP to INIT on %s port %u: %s",
+			 d->name, d->port, strerror(errno));
+		ibv_destroy_qp(q->qp);
+		free(q);
+		return NULL;
+	}
+	d->psn_seed = d->psn_seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	q->psn = (uint32_t)(d->psn_seed >> 40) & 0xFFFFFF;
+	return q;
+}
+
+static void verbs_destroy_qp(void *qp)
+{
+	struct verbs_qp *q = qp;
+
+	if (!q)
+		return;
+	ibv_destroy_qp(q->qp);
+	free(q);
+}
+
+static uint32_t port_mtu(const struct verbs_qp *q)
+{
+	uint32_t mtu = devinfo_mtu_bytes(q->dev->port_attr.active_mtu);
+
+	if (q->attr.mtu && q->attr.mtu < mtu)
+		mtu = q->attr.mtu;
+	return mtu ? mtu : 1024;
+}
+
+static void verbs_qp_info(void *qp, struct xport_qp_info *info)
+{
+	struct verbs_qp *q = qp;
+	uint8_t rd = q->attr.max_rd_atomic ? q->attr.max_rd_atomic : 16;
+
+	memset(info, 0, sizeof(*info));
+	info->qpn = q->qp->qp_num;
+	info->psn = q->psn;
+	memcpy(info->gid, q->dev->gid.raw, 16);
+	info->lid = q->dev->port_attr.lid;
+	info->udp_port = 4791;
+	info->mtu = port_mtu(q);
+	if (rd > q->dev->dev_attr.max_qp_rd_atom)
+		rd = (uint8_t)q->dev->dev_attr.max_qp_rd_atom;
+	info->max_rd_atomic = rd;
+}
+
+static enum ibv_mtu mtu_enum(uint32_t bytes)
+{
+	switch (bytes) {
+	case 256: return IBV_MTU_256;
+	case 512: return IBV_MTU_512;
+	case 2048: return IBV_MTU_2048;
+	case 4096: return IBV_MTU_4096;
+	default: return IBV_MTU_1024;
+	}
+}
+
+static int verbs_connect(void *qp, const struct xport_qp_info *peer, char *err)
+{
+	struct verbs_qp *q = qp;
+	struct verbs_dev *d = q->dev;
+	uint32_t mtu = port_mtu(q) < peer->mtu ? port_mtu(q) : peer->mtu;
+	bool roce = d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
+	uint8_t rd = peer->max_rd_atomic ? peer->max_rd_atomic : 1;
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = mtu_enum(mtu), .dest_qp_num = peer->qpn,
+		.rq_psn = peer->psn, .max_dest_rd_atomic = q->attr.max_rd_atomic ?
+							   q->attr.max_rd_atomic : 16,
+		.min_rnr_timer = q->attr.min_rnr_timer ? q->attr.min_rnr_timer : 12,
+		.ah_attr = { .dlid = peer->lid, .sl = 0, .port_num = d->port },
+	};
+	struct ibv_qp_attr rts = {
+		.qp_state = IBV_QPS_RTS, .timeout = q->attr.timeout ? q->attr.timeout : 14,
+		.retry_cnt = q->attr.retry_cnt, .rnr_retry = q->attr.rnr_retry, .sq_psn = q->psn,
+	};
+	char gid[DEVINFO_GID_STRLEN];
+
+	if (peer->udp_port && peer->udp_port != 4791) {
+		snprintf(err, XPORT_ERR_LEN, "the peer's soft engine listens on UDP port %u, but a "
+			 "RoCE device only sends to 4791: give the soft engine an address of its own "
+			 "(--bind) so it can own 4791", peer->udp_port);
+		return -1;
+	}
+	if (rtr.max_dest_rd_atomic > d->dev_attr.max_qp_rd_atom)
+		rtr.max_dest_rd_atomic = (uint8_t)d->dev_attr.max_qp_rd_atom;
+	if (rd > d->dev_attr.max_qp_init_rd_atom)
+		rd = (uint8_t)d->dev_attr.max_qp_init_rd_atom;
+	rts.max_rd_atomic = rd;
+	/* RoCE has no LIDs: every packet carries a GRH to the peer's GID. */
+	if (roce || (d->port_attr.flags & IBV_QPF_GRH_REQUIRED) || !peer->lid) {
+		rtr.ah_attr.is_global = 1;
+		memcpy(rtr.ah_attr.grh.dgid.raw, peer->gid, 16);
+		rtr.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
+		rtr.ah_attr.grh.hop_limit = 64;
+		rtr.ah_attr.grh.traffic_class = q->attr.tos;
+	}
+	if (ibv_modify_qp(q->qp, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER)) {
+		devinfo_gid_format(peer->gid, gid);
+		snprintf(err, XPORT_ERR_LEN, "cannot move the QP to RTR (%s) toward GID %s from GID "
+			 "index %d of %s: the GIDs must be of the same type (RoCE v2 on both sides, "
+			 "-x picks ours) and reachable from our port's netdev", strerror(errno), gid,
+			 d->gid_index, d->name);
+		return -1;
+	}
+	if (ibv_modify_qp(q->qp, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)) {
+		snprintf(err, XPORT_ERR_LEN, "cannot move the QP to RTS on %s: %s", d->name,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static enum ibv_wr_opcode wr_opcode(enum xport_wr_opcode op)
+{
+	switch (op) {
+	case XPORT_WR_SEND_WITH_IMM: return IBV_WR_SEND_WITH_IMM;
+	case XPORT_WR_RDMA_WRITE: return IBV_WR_RDMA_WRITE;
+	case XPORT_WR_RDMA_WRITE_WITH_IMM: return IBV_WR_RDMA_WRITE_WITH_IMM;
+	case XPORT_WR_RDMA_READ: return IBV_WR_RDMA_READ;
+	case XPORT_WR_ATOMIC_CMP_AND_SWP: return IBV_WR_ATOMIC_CMP_AND_SWP;
+	case XPORT_WR_ATOMIC_FETCH_AND_ADD: return IBV_WR_ATOMIC_FETCH_AND_ADD;
+	default: return IBV_WR_SEND;
+	}
+}
+
+static int verbs_post_send(void *qp, const struct xport_send_wr *w, char *err)
+{
+	struct verbs_qp *q = qp;
+	struct ibv_sge sge = { w->sge.addr, w->sge.length, w->sge.lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = w->wr_id, .sg_list = &sge, .num_sge = w->sge.length ? 1 : 0,
+		.opcode = wr_opcode(w->opcode), .send_flags = w->signaled ? IBV_SEND_SIGNALED : 0,
+		.imm_data = htonl(w->imm),
+	}, *bad;
+	int rc;
+
+	if (w->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP || w->opcode == XPORT_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = w->remote_addr;
+		wr.wr.atomic.rkey = w->rkey;
+		wr.wr.atomic.compare_add = w->compare_add;
+		wr.wr.atomic.swap = w->swap;
+	} else {
+		wr.wr.rdma.remote_addr = w->remote_addr;
+		wr.wr.rdma.rkey = w->rkey;
+	}
+	rc = ibv_post_send(q->qp, &wr, &bad);
+	if (rc) {
+		snprintf(err, XPORT_ERR_LEN, "cannot post a send work request: %s", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int verbs_post_recv(void *qp, const struct xport_recv_wr *w, char *err)
+{
+	struct verbs_qp *q = qp;
+	struct ibv_sge sge = { w->sge.addr, w->sge.length, w->sge.lkey };
+	struct ibv_recv_wr wr = { .wr_id = w->wr_id, .sg_list = &sge,
+				  .num_sge = w->sge.length ? 1 : 0 }, *bad;
+	int rc = ibv_post_recv(q->qp, &wr, &bad);
+
+	if (rc) {
+		snprintf(err, XPORT_ERR_LEN, "cannot post a receive work request: %s", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static enum xport_wc_opcode wc_opcode(enum ibv_wc_opcode op)
+{
+	switch (op) {
+	case IBV_WC_RDMA_WRITE: return XPORT_WC_RDMA_WRITE;
+	case IBV_WC_RDMA_READ: return XPORT_WC_RDMA_READ;
+	case IBV_WC_COMP_SWAP: return XPORT_WC_COMP_SWAP;
+	case IBV_WC_FETCH_ADD: return XPORT_WC_FETCH_ADD;
+	case IBV_WC_RECV: return XPORT_WC_RECV;
+	case IBV_WC_RECV_RDMA_WITH_IMM: return XPORT_WC_RECV_RDMA_WITH_IMM;
+	default: return XPORT_WC_SEND;
+	}
+}
+
+static int verbs_poll_cq(void *cq, struct xport_wc *out, int n)
+{
+	struct verbs_cq *c = cq;
+	struct ibv_wc wc[32];
+	int got = ibv_poll_cq(c->cq, n < 32 ? n : 32, wc);
+
+	for (int i = 0; i < got; i++) {
+		/* xport statuses are ibv_wc_status values by design. */
+		out[i] = (struct xport_wc){
+			.wr_id = wc[i].wr_id, .status = (enum xport_wc_status)wc[i].status,
+			.opcode = wc_opcode(wc[i].opcode), .byte_len = wc[i].byte_len,
+			.imm = ntohl(wc[i].imm_data), .has_imm = wc[i].wc_flags & IBV_WC_WITH_IMM,
+			.qp_num = wc[i].qp_num,
+		};
+	}
+	return got;
+}
+
+static void verbs_counters(void *x, struct xport_counters *c)
+{
+	(void)x;
+	/* The device keeps its own (rdmakit top reads them from sysfs). */
+	memset(c, 0, sizeof(*c));
+}
+
+const struct xport_engine_ops verbs_engine_ops = {
+	.name = "verbs",
+	.available = verbs_available,
+	.open = verbs_open,
+	.close = verbs_close,
+	.reg_mr = verbs_reg_mr,
+	.dereg_mr = verbs_dereg_mr,
+	.create_cq = verbs_create_cq,
+	.destroy_cq = verbs_destroy_cq,
+	.create_qp = verbs_create_qp,
+	.destroy_qp = verbs_destroy_qp,
+	.qp_info = verbs_qp_info,
+	.connect = verbs_connect,
+	.post_send = verbs_post_send,
+	.post_recv = verbs_post_recv,
+	.poll_cq = verbs_poll_cq,
+	.dev_counters = verbs_counters,
+	.qp_counters = verbs_counters,
+};
