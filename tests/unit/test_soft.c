@@ -24,6 +24,7 @@ struct sim_wire {
 	int len[2];
 	uint64_t rng;
 	int drop_pct, dup_pct, reorder_pct;
+	int ce_pct;			/* CE-mark this share of ECT packets */
 	bool cut;			/* the cable is pulled */
 	uint64_t delivered, dropped, duplicated, reordered;
 };
@@ -75,6 +76,8 @@ static int sim_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 			continue;
 		}
 		sim_enqueue(w, to, &pkts[i]);
+		if (pkts[i].ecn == WIRE_ECT0 && (int)(sim_rand(w) % 100) < w->ce_pct)
+			w->q[to][w->len[to] - 1].ecn = WIRE_CE;
 		if ((int)(sim_rand(w) % 100) < w->dup_pct) {
 			w->duplicated++;
 			sim_enqueue(w, to, &pkts[i]);
@@ -541,6 +544,81 @@ static void test_icrc_on_wire(struct unit *u)
 	pair_close(&pr);
 }
 
+/* The reaction point's arithmetic: a CNP cuts by alpha/2, recovery is staged. */
+static void test_dcqcn_math(struct unit *u)
+{
+	struct soft_dcqcn c;
+	uint64_t t = 1000000;
+
+	soft_dcqcn_init(&c, 100);
+	CHECK(u, !c.limited);
+	CHECK(u, soft_dcqcn_may_send(&c, t, 1 << 20));	/* unpaced before a CNP */
+	soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, c.limited);
+	CHECK(u, c.rc_gbps > 49.9 && c.rc_gbps < 50.1);	/* alpha starts at 1 */
+	soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, c.rc_gbps > 24.9 && c.rc_gbps < 25.1);
+	/* 55 us later: one timer stage of fast recovery, halfway to the target. */
+	soft_dcqcn_tick(&c, t + 55000);
+	CHECK(u, c.rc_gbps > 37.4 && c.rc_gbps < 37.6);
+	CHECK(u, c.alpha < 1.0);
+	/* The pacer lets about rate x time through. */
+	{
+		uint64_t sent = 0, now = t + 55000;
+
+		c.tokens = 0;
+		c.last_token_ns = now;
+		for (int i = 0; i < 1000; i++) {
+			now += 1000;	/* 1 ms in 1 us steps */
+			while (soft_dcqcn_may_send(&c, now, 1000))
+				sent += 1000;
+		}
+		CHECK(u, sent * 8 / 1e6 > c.rc_gbps * 0.9 && sent * 8 / 1e6 < c.rc_gbps * 1.1 + 1);
+	}
+	/* Without CNPs the rate climbs back to line rate and pacing stops. */
+	soft_dcqcn_tick(&c, t + 1000000000ull);
+	CHECK(u, !c.limited);
+	CHECK(u, c.rc_gbps > 99.8);
+}
+
+/* CE marks on the path: the receiver sends CNPs (at most one per 50 us),
+ * the sender cuts its rate, and the data still arrives intact. */
+static void test_ecn_cnp(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[1];
+	char err[XPORT_ERR_LEN];
+	struct xport_counters tx, rx;
+	struct xport_send_wr wr;
+	uint64_t t0, elapsed;
+
+	pair_open(&pr, 2 << 20, 71, 0, 0, 0, 77);
+	pr.wire.ce_pct = 20;
+	fill(pr.s[0].buf, 2 << 20, 5);
+	t0 = soft_now_ns();
+	for (int i = 0; i < 4; i++) {
+		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 2 << 20);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	}
+	elapsed = soft_now_ns() - t0;
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 2 << 20) == 0);
+	soft_engine_ops.qp_counters(pr.s[0].qp, &tx);
+	soft_engine_ops.qp_counters(pr.s[1].qp, &rx);
+	printf("#   %llu CE seen, %llu CNPs sent, %llu received, %llu rate cuts in %.1f ms; "
+	       "rate now %.2f Gb/s\n", (unsigned long long)rx.ce_rx,
+	       (unsigned long long)rx.cnps_tx, (unsigned long long)tx.cnps_rx,
+	       (unsigned long long)pr.s[0].qp->cc.cuts, elapsed / 1e6, pr.s[0].qp->cc.rc_gbps);
+	CHECK(u, rx.ce_rx > 0);
+	CHECK(u, rx.cnps_tx > 0);
+	CHECK(u, rx.cnps_tx <= elapsed / SOFT_CNP_GAP_NS + 1);
+	CHECK_EQ(u, tx.cnps_rx, rx.cnps_tx);
+	CHECK_EQ(u, pr.s[0].qp->cc.cuts, tx.cnps_rx);
+	CHECK(u, pr.s[0].qp->cc.limited);
+	pair_close(&pr);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -558,5 +636,7 @@ int main(void)
 	RUN(&u, test_retry_exceeded);
 	RUN(&u, test_pipeline);
 	RUN(&u, test_icrc_on_wire);
+	RUN(&u, test_dcqcn_math);
+	RUN(&u, test_ecn_cnp);
 	return unit_done(&u);
 }

@@ -33,6 +33,7 @@
 #define SOFT_ACK_EVERY 32		/* request an ACK at least every N packets */
 #define SOFT_WINDOW 2048		/* unacknowledged packets in flight */
 #define SOFT_CNP_GAP_NS 50000		/* at most one CNP per QP per 50 us */
+#define SOFT_LINE_GBPS 100.0		/* the rate DCQCN recovers to */
 
 /* Where a packet goes or came from: address (IPv4-mapped or IPv6) and port. */
 struct soft_addr {
@@ -75,6 +76,23 @@ struct soft_link {
  * Unless port_fixed, a port in use falls back to a free one. */
 struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_fixed,
 				char *err);
+
+/* DCQCN reaction point state (soft_dcqcn.c). */
+struct soft_dcqcn {
+	bool limited;			/* pacing since a CNP, until back at line rate */
+	double line_gbps, rc_gbps, rt_gbps, alpha;
+	uint64_t last_cnp_ns, last_alpha_ns, last_timer_ns, last_token_ns;
+	uint64_t bytes;			/* since the last byte-counter stage */
+	unsigned timer_stage, byte_stage;
+	double tokens;			/* pacer bucket, bytes */
+	uint64_t cuts;			/* rate cuts (CNPs acted on) */
+};
+
+void soft_dcqcn_init(struct soft_dcqcn *c, double line_gbps);
+void soft_dcqcn_on_cnp(struct soft_dcqcn *c, uint64_t now);
+void soft_dcqcn_tick(struct soft_dcqcn *c, uint64_t now);
+void soft_dcqcn_sent(struct soft_dcqcn *c, size_t bytes);
+bool soft_dcqcn_may_send(struct soft_dcqcn *c, uint64_t now, size_t bytes);
 
 struct soft_mr {
 	struct xport_mr pub;
@@ -133,6 +151,7 @@ struct soft_qp {
 	uint8_t peer_max_rd_atomic;
 	uint16_t sport;			/* our UDP source port (entropy) */
 	struct xport_counters ctr;
+	struct soft_dcqcn cc;		/* we are the reaction point for our data */
 
 	/* Requester. */
 	struct soft_swqe *sq;

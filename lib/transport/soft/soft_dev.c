@@ -156,6 +156,7 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	if (p.bth.opcode == OP_CNP) {
 		qp->ctr.cnps_rx++;
 		d->ctr.cnps_rx++;
+		soft_dcqcn_on_cnp(&qp->cc, d->now_ns);
 		return;
 	}
 	if (flow_is_response_op(p.bth.opcode))
@@ -179,6 +180,7 @@ void soft_progress(struct soft_dev *d)
 
 		if (!qp || qp->state == SOFT_QP_RESET)
 			continue;
+		soft_dcqcn_tick(&qp->cc, d->now_ns);
 		soft_resp_transmit(qp);
 		soft_req_timers(qp);
 		soft_req_transmit(qp);

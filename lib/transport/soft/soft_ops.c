@@ -133,6 +133,7 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 	if (port < 0)
 		goto fail;
 	qp->sport = (uint16_t)port;
+	soft_dcqcn_init(&qp->cc, SOFT_LINE_GBPS);
 	d->qps[slot] = qp;
 	if (slot + 1 > d->qp_slots)
 		d->qp_slots = slot + 1;

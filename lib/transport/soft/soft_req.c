@@ -398,6 +398,7 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 		qp->sent_any = true;
 	}
 	soft_tx_commit(qp, slot, &p, data, len, WIRE_ECT0);
+	soft_dcqcn_sent(&qp->cc, len + WIRE_BTH_LEN + WIRE_ICRC_LEN);
 	if (!qp->deadline_ns)
 		qp->deadline_ns = qp->dev->now_ns + timeout_ns(qp);
 }
@@ -436,6 +437,9 @@ void soft_req_transmit(struct soft_qp *qp)
 			w->assigned = true;
 			qp->next_psn = (qp->next_psn + n) & WIRE_PSN_MASK;
 		}
+		/* DCQCN paces the data this side sends. */
+		if (!soft_dcqcn_may_send(&qp->cc, qp->dev->now_ns, qp->pmtu))
+			break;
 		send_packet(qp, w);
 		budget--;
 		if (is_rd_atomic(w->wr.opcode) || ++qp->cur_pkt >= w->npkts) {

@@ -381,7 +381,11 @@ void soft_resp_transmit(struct soft_qp *qp)
 		struct soft_read_job *j = &qp->reads[qp->reads_head];
 		bool last = j->psn == (j->last_psn & WIRE_PSN_MASK);
 
+		/* READ responses are our data: DCQCN paces them. */
+		if (!soft_dcqcn_may_send(&qp->cc, qp->dev->now_ns, qp->pmtu))
+			break;
 		send_read_response(qp, j);
+		soft_dcqcn_sent(&qp->cc, qp->pmtu);
 		budget--;
 		if (last) {
 			qp->reads_head = (qp->reads_head + 1) % SOFT_READ_JOBS;
