@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "shm_counters.h"
 #include "transport.h"
 #include "wire.h"
 
@@ -199,6 +200,8 @@ struct soft_dev {
 	int tx_count;
 	struct soft_pkt *rx;		/* SOFT_BATCH slots */
 	uint64_t now_ns;
+	struct shm_publisher *shm;	/* counters for `rdmakit top` (may be NULL) */
+	uint64_t shm_next_ns;
 };
 
 /* RC responses travel to the requester; everything else to the responder. */

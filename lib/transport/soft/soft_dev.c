@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine.h"
 #include "icrc.h"
@@ -37,6 +38,7 @@ struct soft_dev *soft_dev_open(struct soft_link *link, char *err)
 	d->link = link;
 	d->key_gen = 0x5A;
 	d->now_ns = soft_now_ns();
+	d->shm = shm_publish_open(link->local.ip, link->local.port);
 	return d;
 }
 
@@ -45,6 +47,7 @@ void soft_dev_close(struct soft_dev *d)
 	if (!d)
 		return;
 	soft_tx_flush(d);
+	shm_publish_close(d->shm);
 	if (d->link)
 		d->link->ops->close(d->link);
 	free(d->tx);
@@ -165,6 +168,38 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 		soft_resp_rx(qp, &p, pk->buf);
 }
 
+#define SHM_PERIOD_NS 10000000ull	/* publish counters every 10 ms */
+
+static void publish(struct soft_dev *d)
+{
+	struct shm_counters *a;
+	struct timespec ts;
+
+	if (!d->shm || d->now_ns < d->shm_next_ns)
+		return;
+	d->shm_next_ns = d->now_ns + SHM_PERIOD_NS;
+	a = shm_publish_begin(d->shm);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	a->updated_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	a->dev = d->ctr;
+	a->nqps = (uint32_t)d->qp_slots;
+	for (int i = 0; i < d->qp_slots && i < SHM_MAX_QPS; i++) {
+		struct soft_qp *qp = d->qps[i];
+		struct shm_qp *s = &a->qps[i];
+
+		s->used = qp != NULL;
+		if (!qp)
+			continue;
+		s->qpn = qp->qpn;
+		s->peer_qpn = qp->peer_qpn;
+		memcpy(s->peer_ip, qp->peer.ip, 16);
+		s->peer_port = qp->peer.port;
+		s->rate_gbps = qp->cc.limited ? qp->cc.rc_gbps : 0;
+		s->c = qp->ctr;
+	}
+	shm_publish_end(d->shm);
+}
+
 void soft_progress(struct soft_dev *d)
 {
 	int n;
@@ -186,4 +221,5 @@ void soft_progress(struct soft_dev *d)
 		soft_req_transmit(qp);
 	}
 	soft_tx_flush(d);
+	publish(d);
 }

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/* The soft engine's shared-memory counters: published, read back, stale skipped. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "shm_counters.h"
+#include "unit.h"
+
+static struct shm_counters seen[64];
+
+static bool find_pid(size_t n, uint32_t pid, uint16_t port, size_t *at)
+{
+	for (size_t i = 0; i < n; i++)
+		if (seen[i].pid == pid && seen[i].local_port == port) {
+			*at = i;
+			return true;
+		}
+	return false;
+}
+
+static void test_publish_read(struct unit *u)
+{
+	uint8_t ip[16] = { [10] = 0xFF, [11] = 0xFF, 127, 0, 0, 1 };
+	struct shm_publisher *p = shm_publish_open(ip, 54321);
+	struct shm_counters *a;
+	size_t n, at;
+
+	CHECK(u, p != NULL);
+	if (!p)
+		return;
+	a = shm_publish_begin(p);
+	a->dev.tx_packets = 1234;
+	a->nqps = 1;
+	a->qps[0].used = 1;
+	a->qps[0].qpn = 0x101;
+	a->qps[0].c.retransmits = 7;
+	a->qps[0].rate_gbps = 12.5;
+	shm_publish_end(p);
+	n = shm_read_all(NULL, seen, 64);
+	CHECK(u, find_pid(n, (uint32_t)getpid(), 54321, &at));
+	if (find_pid(n, (uint32_t)getpid(), 54321, &at)) {
+		CHECK_EQ(u, seen[at].dev.tx_packets, 1234);
+		CHECK_EQ(u, seen[at].qps[0].qpn, 0x101);
+		CHECK_EQ(u, seen[at].qps[0].c.retransmits, 7);
+		CHECK(u, seen[at].qps[0].rate_gbps == 12.5);
+		CHECK(u, memcmp(seen[at].local_ip, ip, 16) == 0);
+		CHECK_EQ(u, seen[at].seq % 2, 0);
+	}
+	/* A writer in the middle of an update is never read half-done. */
+	shm_publish_begin(p);
+	n = shm_read_all(NULL, seen, 64);
+	CHECK(u, !find_pid(n, (uint32_t)getpid(), 54321, &at));
+	shm_publish_end(p);
+	shm_publish_close(p);
+	n = shm_read_all(NULL, seen, 64);
+	CHECK(u, !find_pid(n, (uint32_t)getpid(), 54321, &at));
+}
+
+/* The segment of a process that died is skipped. */
+static void test_stale(struct unit *u)
+{
+	const char *name = "/rdmakit-999999-1";
+	struct shm_counters *a;
+	size_t n, at;
+	int fd = shm_open(name, O_CREAT | O_RDWR | O_TRUNC, 0644);
+
+	CHECK(u, fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_EQ(u, ftruncate(fd, sizeof(*a)), 0);
+	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	a->magic = SHM_COUNTERS_MAGIC;
+	a->version = SHM_COUNTERS_VERSION;
+	a->pid = 999999;	/* above pid_max's default: no such process */
+	a->local_port = 1;
+	munmap(a, sizeof(*a));
+	n = shm_read_all(NULL, seen, 64);
+	CHECK(u, !find_pid(n, 999999, 1, &at));
+	shm_unlink(name);
+}
+
+int main(void)
+{
+	struct unit u = { 0 };
+
+	RUN(&u, test_publish_read);
+	RUN(&u, test_stale);
+	return unit_done(&u);
+}
