@@ -15,7 +15,7 @@ static const struct cmd_info commands[] = {
 	{ "lat", cmd_lat, "RDMA latency test with percentiles and histograms" },
 	{ "incast", NULL, "many-to-one and all-to-all fabric stress with PFC/ECN deltas" },
 	{ "capture", cmd_capture, "capture and decode RoCEv2/InfiniBand traffic, per-QP diagnosis" },
-	{ "top", NULL, "live monitor of RDMA port, PFC, ECN/CNP and retransmit counters" },
+	{ "top", cmd_top, "live monitor of RDMA port, PFC, ECN/CNP and retransmit counters" },
 	{ "devices", cmd_devices, "list RDMA devices, ports and GIDs, and soft-engine addresses" },
 	{ "help", cmd_help, "show help for rdmakit or one command" },
 	{ "version", cmd_version, "show the version and build features" },

@@ -43,7 +43,11 @@ _rdmakit_command_opts()
 	devices)
 		echo '--ib-dev --verbs --soft --json --pretty --help'
 		;;
-	bw|lat|incast|top)
+	top)
+		echo '--batch --iterations --delay --interface --totals --verbose' \
+			'--sysfs-root --proc-root --json --pretty --help'
+		;;
+	bw|lat|incast)
 		# Not built yet: their --help only says so.
 		echo '--help'
 		;;
@@ -73,6 +77,15 @@ _rdmakit_option_value()
 			[[ -e $d ]] && names+=" ${d##*/}"
 		done
 		echo "words$names"
+		;;
+	top:-i|top:--interface)
+		echo iface
+		;;
+	top:--sysfs-root|top:--proc-root)
+		echo dir
+		;;
+	top:-n|top:--iterations|top:-d|top:--delay)
+		echo value
 		;;
 	capture:-C|capture:--file-size|capture:-W|capture:--file-count|\
 	capture:-c|capture:--count|capture:-s|capture:--snaplen|\
@@ -188,6 +201,14 @@ _rdmakit()
 		;;
 	capture)
 		# Operands are a BPF filter expression: nothing to offer.
+		;;
+	top)
+		# RDMA device names (DEVICE[/PORT]).
+		local d names=''
+		for d in /sys/class/infiniband/*; do
+			[[ -e $d ]] && names+=" ${d##*/}"
+		done
+		COMPREPLY=($(compgen -W "$names" -- "$cur"))
 		;;
 	version|devices)
 		# No operands: offer the options.

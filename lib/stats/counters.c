@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Counter readers: sysfs RDMA port and device counters, netdev statistics
+ * and /proc/net/netstat ECN, gathered into one snapshot.  See counters.h;
+ * rates and meanings are in counters_rates.c, ethtool in counters_ethtool.c.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "counters.h"
+#include "devinfo.h"
+
+#define SMALL_FILE 4096
+
+static const char *or_default(const char *s, const char *def)
+{
+	return s && *s ? s : def;
+}
+
+/*
+ * Reads a small file (a sysfs attribute) into buf, NUL-terminated.  Opened
+ * and closed every time: the file may have been replaced since.
+ */
+static ssize_t read_small_at(int dirfd, const char *path, char *buf, size_t cap)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	do
+		n = read(fd, buf, cap - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	return read_small_at(AT_FDCWD, path, buf, cap);
+}
+
+/* snprintf without truncation warnings: paths are bounded by PATH_MAX anyway,
+ * and a truncated one names no file. */
+static int __attribute__((format(printf, 3, 4))) pathf(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, cap, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* The first line of a file without its newline; false when unreadable. */
+static bool read_line(const char *path, char *out, size_t cap)
+{
+	char buf[256];
+	size_t len;
+
+	if (read_small(path, buf, sizeof(buf)) < 0) {
+		out[0] = '\0';
+		return false;
+	}
+	len = strcspn(buf, "\n");
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(out, buf, len);
+	out[len] = '\0';
+	return true;
+}
+
+/* Keeps the first problem met in a sample (a device without ports, ...). */
+static void __attribute__((format(printf, 2, 3))) warn(struct ctr_snapshot *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->warning[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->warning, sizeof(s->warning), fmt, ap);
+	va_end(ap);
+}
+
+bool ctr_parse_value(const char *text, uint64_t *out)
+{
+	const char *p = text;
+	unsigned long long v;
+	char *end;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return false;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno)
+		return false;
+	while (*end && isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* --- sets ------------------------------------------------------------------ */
+
+/* Widths of the IB PMA PortCounters fields (drivers/infiniband/core/sysfs.c). */
+static const struct {
+	const char *name;
+	uint8_t width;
+	bool ext;	/* 64-bit in PortCountersExtended */
+} pma_widths[] = {
+	{ "symbol_error", 16, false },
+	{ "link_error_recovery", 8, false },
+	{ "link_downed", 8, false },
+	{ "port_rcv_errors", 16, false },
+	{ "port_rcv_remote_physical_errors", 16, false },
+	{ "port_rcv_switch_relay_errors", 16, false },
+	{ "port_xmit_discards", 16, false },
+	{ "port_xmit_constraint_errors", 8, false },
+	{ "port_rcv_constraint_errors", 8, false },
+	{ "local_link_integrity_errors", 4, false },
+	{ "excessive_buffer_overrun_errors", 4, false },
+	{ "VL15_dropped", 16, false },
+	{ "port_xmit_data", 32, true },
+	{ "port_rcv_data", 32, true },
+	{ "port_xmit_packets", 32, true },
+	{ "port_rcv_packets", 32, true },
+	{ "port_xmit_wait", 32, false },
+};
+
+struct ctr_counter *ctr_set_add(struct ctr_set *s, enum ctr_src src, const char *name,
+				uint64_t value)
+{
+	struct ctr_counter *c;
+	size_t len = strlen(name);
+
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 32;
+		struct ctr_counter *p = realloc(s->c, ncap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		s->c = p;
+		s->cap = ncap;
+	}
+	/* Some drivers pad ethtool names with blanks ("..._events "). */
+	while (len && isspace((unsigned char)name[len - 1]))
+		len--;
+	c = &s->c[s->n];
+	memset(c, 0, sizeof(*c));
+	c->name = strndup(name, len);
+	if (!c->name)
+		return NULL;
+	s->n++;
+	c->value = value;
+	c->rate = 0.0 / 0.0;
+	c->src = (uint8_t)src;
+	c->width = 64;
+	c->scale = 1;
+	c->meaning = (uint8_t)ctr_meaning_of(src, c->name);
+	if (src == CTR_SRC_PMA) {
+		if (!strcmp(c->name, "port_xmit_data") || !strcmp(c->name, "port_rcv_data"))
+			c->scale = 4;	/* "octets divided by 4": 4-byte words */
+		for (size_t i = 0; i < sizeof(pma_widths) / sizeof(pma_widths[0]); i++)
+			if (!strcmp(c->name, pma_widths[i].name))
+				c->width = pma_widths[i].width;
+	}
+	return c;
+}
+
+static int counter_cmp(const void *a, const void *b)
+{
+	const struct ctr_counter *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void ctr_set_sort(struct ctr_set *s)
+{
+	if (s->n > 1)
+		qsort(s->c, s->n, sizeof(*s->c), counter_cmp);
+}
+
+void ctr_set_free(struct ctr_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->c[i].name);
+		free(s->c[i].hist);
+	}
+	free(s->c);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * A PMA directory with the PortCountersExtended fields (unicast_*) counts
+ * data and packets in 64 bits; so does one whose value already passed 2^32.
+ */
+static void pma_fix_widths(struct ctr_set *s, size_t first)
+{
+	bool ext = false;
+
+	for (size_t i = first; i < s->n; i++)
+		if (!strncmp(s->c[i].name, "unicast_", 8) || !strncmp(s->c[i].name, "multicast_", 10))
+			ext = true;
+	for (size_t i = first; i < s->n; i++) {
+		struct ctr_counter *c = &s->c[i];
+
+		for (size_t k = 0; k < sizeof(pma_widths) / sizeof(pma_widths[0]); k++) {
+			if (strcmp(c->name, pma_widths[k].name))
+				continue;
+			if (pma_widths[k].ext && (ext || c->value > UINT32_MAX))
+				c->width = 64;
+			else if (c->width < 64 && c->value > (UINT64_C(1) << c->width) - 1)
+				c->width = 64;	/* wider than the spec says: not ours to clip */
+		}
+	}
+}
+
+int ctr_read_dir(const char *dir, enum ctr_src src, struct ctr_set *set)
+{
+	char buf[SMALL_FILE];
+	size_t first = set->n;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		uint64_t v;
+
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "lifespan"))
+			continue;
+		if (e->d_type == DT_DIR || e->d_type == DT_LNK)
+			continue;
+		/* Unreadable (EINVAL, EOPNOTSUPP from the driver) or not a number
+		 * ("N/A (no PMA)"): absent, as node_exporter treats it.  Opened
+		 * relative to the directory: no path walk per counter. */
+		if (read_small_at(dirfd(d), e->d_name, buf, sizeof(buf)) < 0 ||
+		    !ctr_parse_value(buf, &v))
+			continue;
+		if (!ctr_set_add(set, src, e->d_name, v)) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	if (src == CTR_SRC_PMA)
+		pma_fix_widths(set, first);
+	return 0;
+}
+
+/* --- RDMA devices ------------------------------------------------------------ */
+
+bool ctr_opts_default_ethtool(const char *sysfs_root)
+{
+	char real[PATH_MAX];
+
+	if (!sysfs_root || !*sysfs_root)
+		return true;
+	return realpath(sysfs_root, real) && !strcmp(real, CTR_SYSFS_ROOT);
+}
+
+/* Whether the filter wants DEV (any port: port 0) or DEV/PORT. */
+static bool wanted(const struct ctr_opts *o, const char *dev, int port)
+{
+	if (!o->ndevices)
+		return true;
+	for (size_t i = 0; i < o->ndevices; i++) {
+		const char *f = o->devices[i];
+		const char *slash = strchr(f, '/');
+		size_t len = slash ? (size_t)(slash - f) : strlen(f);
+
+		if (strlen(dev) != len || strncmp(f, dev, len))
+			continue;
+		if (!slash || port == 0 || atoi(slash + 1) == port)
+			return true;
+	}
+	return false;
+}
+
+static struct ctr_port *add_port(struct ctr_snapshot *s)
+{
+	struct ctr_port *p;
+
+	if (s->nports == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 8;
+
+		p = realloc(s->ports, ncap * sizeof(*p));
+		if (!p)
+			return NULL;
+		s->ports = p;
+		s->cap = ncap;
+	}
+	p = &s->ports[s->nports++];
+	memset(p, 0, sizeof(*p));
+	return p;
+}
+
+/* "4: ACTIVE" -> "ACTIVE" */
+static void after_colon(char *s)
+{
+	char *c = strchr(s, ':');
+
+	if (c) {
+		c++;
+		while (*c == ' ')
+			c++;
+		memmove(s, c, strlen(c) + 1);
+	}
+}
+
+static void port_attrs(const char *root, const char *dir, struct ctr_port *p)
+{
+	char path[PATH_MAX], rate[64];
+
+	pathf(path, sizeof(path), "%s/state", dir);
+	if (read_line(path, p->state, sizeof(p->state)))
+		after_colon(p->state);
+	pathf(path, sizeof(path), "%s/phys_state", dir);
+	if (read_line(path, p->phys_state, sizeof(p->phys_state)))
+		after_colon(p->phys_state);
+	pathf(path, sizeof(path), "%s/link_layer", dir);
+	read_line(path, p->link_layer, sizeof(p->link_layer));
+	/* "100 Gb/sec (4X EDR)" */
+	pathf(path, sizeof(path), "%s/rate", dir);
+	if (read_line(path, rate, sizeof(rate)))
+		p->rate_gbps = strtod(rate, NULL);
+	devinfo_port_netdev(root, p->device, p->port, NULL, 0, p->netdev, sizeof(p->netdev));
+}
+
+static int copy_set(struct ctr_set *dst, const struct ctr_set *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		struct ctr_counter *c = ctr_set_add(dst, (enum ctr_src)src->c[i].src, src->c[i].name,
+						    src->c[i].value);
+
+		if (!c)
+			return -1;
+		c->width = src->c[i].width;
+	}
+	return 0;
+}
+
+static int port_ethtool(struct ctr_port *p)
+{
+	char err[96];
+
+	if (ctr_read_ethtool(p->netdev, &p->set, err, sizeof(err)) < 0) {
+		if (errno == ENOMEM)
+			return -1;
+		snprintf(p->ethtool_error, sizeof(p->ethtool_error), "%s", err);
+	}
+	return 0;
+}
+
+static int read_device(const struct ctr_opts *o, const char *root, const char *dev,
+		       struct ctr_snapshot *s)
+{
+	char ddir[PATH_MAX], pdir[PATH_MAX + 64], sub[PATH_MAX + 128];
+	struct ctr_set devset = { 0 };
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	pathf(ddir, sizeof(ddir), "%s/class/infiniband/%s", root, dev);
+	pathf(sub, sizeof(sub), "%s/hw_counters", ddir);
+	if (ctr_read_dir(sub, CTR_SRC_HW_DEV, &devset) < 0)
+		return -1;
+	pathf(pdir, sizeof(pdir), "%s/ports", ddir);
+	d = opendir(pdir);
+	if (!d) {
+		warn(s, "%s: no ports directory (%s)", dev, strerror(errno));
+		ctr_set_free(&devset);
+		return 0;
+	}
+	s->rdma_devices++;
+	while (rc == 0 && (e = readdir(d))) {
+		char *end;
+		long n = strtol(e->d_name, &end, 10);
+		struct ctr_port *p;
+
+		if (!isdigit((unsigned char)e->d_name[0]) || *end || n < 1 || n > 255 ||
+		    !wanted(o, dev, (int)n))
+			continue;
+		p = add_port(s);
+		if (!p) {
+			rc = -1;
+			break;
+		}
+		pathf(p->device, sizeof(p->device), "%s", dev);
+		p->port = (int)n;
+		pathf(sub, sizeof(sub), "%s/%ld", pdir, n);
+		port_attrs(root, sub, p);
+		pathf(sub, sizeof(sub), "%s/%ld/counters", pdir, n);
+		rc = ctr_read_dir(sub, CTR_SRC_PMA, &p->set);
+		pathf(sub, sizeof(sub), "%s/%ld/hw_counters", pdir, n);
+		if (!rc)
+			rc = ctr_read_dir(sub, CTR_SRC_HW_PORT, &p->set);
+		if (!rc)
+			rc = copy_set(&p->set, &devset);
+		if (!rc && o->port_ethtool && p->netdev[0])
+			rc = port_ethtool(p);
+		ctr_set_sort(&p->set);
+	}
+	closedir(d);
+	ctr_set_free(&devset);
+	return rc;
+}
+
+static int read_rdma(const struct ctr_opts *o, const char *root, struct ctr_snapshot *s)
+{
+	char dir[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	pathf(dir, sizeof(dir), "%s/class/infiniband", root);
+	d = opendir(dir);
+	if (!d) {
+		if (errno != ENOENT)
+			warn(s, "%s: %s", dir, strerror(errno));
+		return 0;
+	}
+	s->ib_class = true;
+	while (rc == 0 && (e = readdir(d)))
+		if (e->d_name[0] != '.' && wanted(o, e->d_name, 0))
+			rc = read_device(o, root, e->d_name, s);
+	closedir(d);
+	return rc;
+}
+
+/* --- interfaces asked for by name ------------------------------------------ */
+
+static int read_iface(const char *root, const char *ifname, struct ctr_snapshot *s)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], speed[32];
+	struct ctr_port *p;
+	struct stat st;
+
+	pathf(dir, sizeof(dir), "%s/class/net/%s", root, ifname);
+	if (stat(dir, &st) < 0) {
+		warn(s, "interface %s: %s", ifname, strerror(errno));
+		return 0;
+	}
+	p = add_port(s);
+	if (!p)
+		return -1;
+	snprintf(p->netdev, sizeof(p->netdev), "%s", ifname);
+	pathf(path, sizeof(path), "%s/operstate", dir);
+	if (read_line(path, p->state, sizeof(p->state)))
+		for (char *c = p->state; *c; c++)
+			*c = (char)toupper((unsigned char)*c);
+	/* Mb/s; -1 or unreadable (EINVAL) when unknown, as on veth. */
+	pathf(path, sizeof(path), "%s/speed", dir);
+	if (read_line(path, speed, sizeof(speed)) && atol(speed) > 0)
+		p->rate_gbps = atol(speed) / 1000.0;
+	pathf(path, sizeof(path), "%s/statistics", dir);
+	if (ctr_read_dir(path, CTR_SRC_NETDEV, &p->set) < 0 || port_ethtool(p) < 0)
+		return -1;
+	ctr_set_sort(&p->set);
+	return 0;
+}
+
+/* --- the snapshot ------------------------------------------------------------ */
+
+static int port_cmp(const void *a, const void *b)
+{
+	const struct ctr_port *x = a, *y = b;
+	bool xi = !x->device[0], yi = !y->device[0];
+	int c;
+
+	if (xi != yi)
+		return xi ? 1 : -1;
+	c = strcmp(x->device, y->device);
+	if (c)
+		return c;
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	return strcmp(x->netdev, y->netdev);
+}
+
+int ctr_port_order(const struct ctr_port *a, const struct ctr_port *b)
+{
+	return port_cmp(a, b);
+}
+
+int ctr_sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size_t errlen)
+{
+	const char *root = or_default(o->sysfs_root, CTR_SYSFS_ROOT);
+	struct timespec ts;
+	struct stat st;
+
+	memset(s, 0, sizeof(*s));
+	s->history = o->history;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s->mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_REALTIME, &s->wall);
+	if (stat(root, &st) < 0) {
+		snprintf(err, errlen, "sysfs root %s: %s", root, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "sysfs root %s: not a directory", root);
+		return -1;
+	}
+	if (read_rdma(o, root, s) < 0)
+		goto oom;
+	for (size_t i = 0; i < o->nifaces; i++)
+		if (read_iface(root, o->ifaces[i], s) < 0)
+			goto oom;
+	if (s->nports > 1)
+		qsort(s->ports, s->nports, sizeof(*s->ports), port_cmp);
+	if (ctr_read_netstat(o->proc_root, &s->netstat) == 0) {
+		s->have_netstat = true;
+		ctr_set_sort(&s->netstat);
+	} else if (errno == ENOMEM) {
+		goto oom;
+	}
+	/* Soft-engine processes: their shared-memory counters are not
+	 * published yet; this is where they will be read (s->engines). */
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory reading counters");
+	ctr_snapshot_free(s);
+	return -1;
+}
+
+void ctr_snapshot_free(struct ctr_snapshot *s)
+{
+	for (size_t i = 0; i < s->nports; i++)
+		ctr_set_free(&s->ports[i].set);
+	free(s->ports);
+	for (size_t i = 0; i < s->nengines; i++)
+		ctr_set_free(&s->engines[i].set);
+	free(s->engines);
+	ctr_set_free(&s->netstat);
+	for (size_t i = 0; i < s->ngone; i++)
+		free(s->gone[i]);
+	free(s->gone);
+	memset(s, 0, sizeof(*s));
+}
+
+const char *ctr_src_name(enum ctr_src src)
+{
+	switch (src) {
+	case CTR_SRC_PMA: return "counters";
+	case CTR_SRC_HW_PORT: return "hw_counters";
+	case CTR_SRC_HW_DEV: return "device hw_counters";
+	case CTR_SRC_NETDEV: return "statistics";
+	case CTR_SRC_ETHTOOL: return "ethtool";
+	case CTR_SRC_NETSTAT: return "netstat";
+	case CTR_SRC_COUNT: break;
+	}
+	return "?";
+}

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counter sources for `rdmakit top` (and incast's before/after deltas):
+ * one sample of every counter this host exposes, and rates between two.
+ *
+ *   RDMA ports  SYSFS/class/infiniband/DEV/ports/N/counters/NAME     (IB PMA)
+ *               SYSFS/class/infiniband/DEV/ports/N/hw_counters/NAME  (driver)
+ *               SYSFS/class/infiniband/DEV/hw_counters/NAME          (driver, per device)
+ *               with the port's state, phys_state, rate, link_layer and netdev;
+ *   netdevs     ETHTOOL_GSTRINGS/ETHTOOL_GSTATS on the port's netdev (and on
+ *               interfaces asked for by name, with SYSFS/class/net/IF/statistics);
+ *   host ECN    PROC/net/netstat IpExt InNoECTPkts InECT1Pkts InECT0Pkts InCEPkts;
+ *   soft engine not yet: ctr_sample() leaves engines empty (see struct ctr_engine).
+ *
+ * Every directory is enumerated at every sample and every file re-opened:
+ * names differ by driver and kernel version (some contain spaces), counters
+ * appear when features are enabled, and devices come and go.  Names are
+ * kept verbatim (trailing blanks trimmed).  `lifespan` (a setting) and
+ * values that are not decimal numbers ("N/A (no PMA)") are skipped.
+ *
+ * Nothing here prints: cmd/top.c renders snapshots.
+ */
+#ifndef RDMAKIT_COUNTERS_H
+#define RDMAKIT_COUNTERS_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define CTR_SYSFS_ROOT "/sys"
+#define CTR_PROC_ROOT "/proc"
+#define CTR_PFC_PRIOS 8
+/* Rate samples kept per counter for sparklines (a minute at 0.5 s). */
+#define CTR_HIST_LEN 120
+
+enum ctr_src {
+	CTR_SRC_PMA,		/* ports/N/counters/: IB PMA PortCounters(Ext) */
+	CTR_SRC_HW_PORT,	/* ports/N/hw_counters/ */
+	CTR_SRC_HW_DEV,		/* DEV/hw_counters/, shared by the device's ports */
+	CTR_SRC_NETDEV,		/* class/net/IF/statistics/ (interface rows) */
+	CTR_SRC_ETHTOOL,	/* ethtool -S of the netdev */
+	CTR_SRC_NETSTAT,	/* PROC/net/netstat */
+	CTR_SRC_COUNT
+};
+
+/* What a counter means, whatever its driver calls it (ctr_meaning_of). */
+enum ctr_meaning {
+	CTR_M_NONE,
+	CTR_M_RX_BYTES,
+	CTR_M_TX_BYTES,
+	CTR_M_RX_PACKETS,
+	CTR_M_TX_PACKETS,
+	CTR_M_ECN_MARKED,	/* CE-marked RoCE packets received (notification point) */
+	CTR_M_CNP_SENT,		/* CNPs sent (notification point) */
+	CTR_M_CNP_HANDLED,	/* CNPs acted on (reaction point) */
+	CTR_M_CNP_IGNORED,
+	CTR_M_OUT_OF_SEQUENCE,	/* out-of-sequence packets received */
+	CTR_M_SEQ_ERR,		/* NAK sequence errors: go-back-N retransmissions */
+	CTR_M_TIMEOUT,		/* local ACK timeouts */
+	CTR_M_RNR,		/* receiver-not-ready NAKs */
+	CTR_M_DUP_REQ,		/* duplicate requests received */
+	CTR_M_OUT_OF_BUFFER,	/* packets dropped for lack of a receive WQE */
+	CTR_M_COUNT
+};
+
+/* ctr_counter.flags, set by ctr_rates(). */
+#define CTR_F_NEW 0x1		/* no earlier sample: rate unknown (NAN) */
+#define CTR_F_RESET 0x2		/* went backwards (reset, device re-created): rate 0 */
+#define CTR_F_SATURATED 0x4	/* an IB PMA counter stuck at 2^width-1: rate unknown */
+
+struct ctr_hist {
+	float v[CTR_HIST_LEN];	/* rates, oldest first from `head` */
+	uint16_t head, len;
+};
+
+struct ctr_counter {
+	char *name;		/* verbatim; owned */
+	uint64_t value;		/* as read: PMA data counters in 4-byte words */
+	double rate;		/* change of `value` per second; NAN when unknown */
+	uint8_t src;		/* enum ctr_src */
+	uint8_t meaning;	/* enum ctr_meaning */
+	uint8_t width;		/* 64, or the PMA width at which it stops counting */
+	uint8_t flags;		/* CTR_F_* */
+	uint8_t scale;		/* value x scale = units: 4 for port_{xmit,rcv}_data */
+	struct ctr_hist *hist;	/* rates of the last samples (with history on) */
+};
+
+struct ctr_set {
+	struct ctr_counter *c;	/* sorted by (src, name) after ctr_sample() */
+	size_t n, cap;
+};
+
+struct ctr_port {
+	char device[64];	/* "mlx5_0"; "" for an interface row */
+	int port;		/* from 1; 0 for an interface row */
+	char netdev[IF_NAMESIZE]; /* "" when none */
+	char state[16];		/* "ACTIVE" (from "4: ACTIVE"); interfaces: "UP" */
+	char phys_state[24];	/* "LinkUp"; "" unknown */
+	char link_layer[16];	/* "Ethernet", "InfiniBand"; "" unknown */
+	double rate_gbps;	/* 0 unknown */
+	bool is_new;		/* not in the previous sample */
+	struct ctr_set set;
+	char ethtool_error[96];	/* why the netdev's ethtool stats are missing */
+};
+
+/*
+ * Soft-engine processes: the seam for the engine's shared-memory counters.
+ * Not published by the engine yet, so ctr_sample() never fills it; when it
+ * is, each process appears here with its counters (per QP under names
+ * such as "qp 0x11/retransmits").
+ */
+struct ctr_engine {
+	int pid;
+	char name[64];
+	struct ctr_set set;
+};
+
+struct ctr_snapshot {
+	uint64_t mono_ns;	/* CLOCK_MONOTONIC at the sample */
+	struct timespec wall;	/* CLOCK_REALTIME at the sample */
+	double interval_s;	/* since the previous sample (ctr_rates); 0 first */
+	struct ctr_port *ports;	/* by (device, port); interface rows last */
+	size_t nports, cap;
+	size_t rdma_devices;	/* device directories read (after the filter) */
+	bool ib_class;		/* SYSFS/class/infiniband exists */
+	bool have_netstat;	/* PROC/net/netstat had the IpExt ECN counters */
+	struct ctr_set netstat;
+	struct ctr_engine *engines;
+	size_t nengines;
+	char **gone;		/* "dev/port" of ports gone since the previous sample */
+	size_t ngone;
+	bool history;		/* keep rate history (ctr_rates moves it forward) */
+	char warning[256];	/* the first non-fatal problem, "" when none */
+};
+
+struct ctr_opts {
+	const char *sysfs_root;	/* NULL: /sys */
+	const char *proc_root;	/* NULL: /proc */
+	/* Only these RDMA devices ("DEV" or "DEV/PORT"); none: all. */
+	const char *const *devices;
+	size_t ndevices;
+	/* Network interfaces shown as rows of their own (ethtool, statistics). */
+	const char *const *ifaces;
+	size_t nifaces;
+	/*
+	 * Read the ethtool stats of the RDMA ports' netdevs.  The ioctl asks
+	 * the running kernel, so it only makes sense when sysfs_root is this
+	 * host's /sys; ctr_opts_default_ethtool() says so.
+	 */
+	bool port_ethtool;
+	bool history;
+};
+
+/* Whether port netdevs' ethtool stats belong with this sysfs root. */
+bool ctr_opts_default_ethtool(const char *sysfs_root);
+
+/*
+ * Reads one sample.  Returns 0 (problems with single files or devices are
+ * skipped; the first lands in s->warning), or -1 with `err` set when memory
+ * ran out or SYSFS_ROOT itself is not a readable directory.
+ */
+int ctr_sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size_t errlen);
+void ctr_snapshot_free(struct ctr_snapshot *s);
+
+/*
+ * Rates of `cur` against `prev` (NULL: the first sample; every rate
+ * unknown).  Per counter: delta / interval when it grew; when it went
+ * backwards (reset, device re-created) rate 0 and CTR_F_RESET — never a
+ * negative or wrapped rate; a PMA counter at 2^width-1 has stopped
+ * counting: rate NAN and CTR_F_SATURATED; a counter or port new since
+ * prev: rate NAN and CTR_F_NEW.  Fills cur->gone and cur->interval_s, and
+ * moves rate history from prev to cur when cur->history is set.
+ */
+void ctr_rates(struct ctr_snapshot *cur, struct ctr_snapshot *prev);
+
+/* The rate rule alone: per second, or NAN with *flags saying why. */
+double ctr_rate(uint64_t prev, uint64_t cur, double interval_s, unsigned width,
+		uint8_t *flags);
+
+/* The counter of a port by source and name, or NULL. */
+const struct ctr_counter *ctr_find(const struct ctr_set *s, enum ctr_src src, const char *name);
+
+/*
+ * The sum of a port's counters with meaning m, in units (x scale), and its
+ * rate (NAN when any part is unknown), and the CTR_F_* flags of its parts
+ * (flags may be NULL).  Traffic meanings prefer the IB PMA counters when a
+ * port has both.  False when no counter has that meaning.
+ */
+bool ctr_port_meaning(const struct ctr_port *p, enum ctr_meaning m, uint64_t *value,
+		      double *rate, uint8_t *flags);
+
+/* The meaning of a counter name from a source (CTR_M_NONE when unknown). */
+enum ctr_meaning ctr_meaning_of(enum ctr_src src, const char *name);
+/* "ecn_marked", ...: the JSON key of a meaning. */
+const char *ctr_meaning_key(enum ctr_meaning m);
+/* Error-like: a nonzero value or rate is worth highlighting. */
+bool ctr_meaning_is_error(enum ctr_meaning m);
+bool ctr_name_is_error(const char *name);
+
+/* One row of the semantic map, for documentation and tests. */
+struct ctr_map_row {
+	const char *driver;	/* "mlx5", "rxe", "bnxt_re", "irdma", "ib" (PMA) */
+	enum ctr_src src;	/* CTR_SRC_PMA or CTR_SRC_HW_PORT (HW_DEV matches too) */
+	const char *name;
+	enum ctr_meaning meaning;
+};
+const struct ctr_map_row *ctr_map(size_t *n);
+
+/*
+ * Per-priority PFC pause frames in an ethtool name (mlx5 rx_prio3_pause,
+ * bnxt_en rx_pfc_ena_frames_pri3, ice rx_priority_3_xoff.nic, i40e
+ * port.rx_priority_3_xoff_rx): the priority 0..7 and the direction, or -1.
+ */
+int ctr_pfc_prio(const char *name, bool *tx);
+
+struct ctr_pfc {
+	uint8_t rx_known, tx_known;	/* bit p: priority p has that counter */
+	uint64_t rx[CTR_PFC_PRIOS], tx[CTR_PFC_PRIOS];
+	double rx_rate[CTR_PFC_PRIOS], tx_rate[CTR_PFC_PRIOS];
+};
+/* A port's pause counters per priority; false when none are known. */
+bool ctr_port_pfc(const struct ctr_port *p, struct ctr_pfc *out);
+
+/* --- the readers, also used alone (tests, incast) ------------------------- */
+
+/* A counter file's value: false for "N/A (no PMA)" and other non-numbers. */
+bool ctr_parse_value(const char *text, uint64_t *out);
+/* Adds every counter file of `dir` (skipping `lifespan`). -1: out of memory. */
+int ctr_read_dir(const char *dir, enum ctr_src src, struct ctr_set *set);
+/* IpExt ECN counters of PROC/net/netstat; -1 with errno when unreadable. */
+int ctr_read_netstat(const char *proc_root, struct ctr_set *set);
+/* ethtool -S of IFACE in the caller's network namespace: 0 (no stats is
+ * not an error), or -1 with `err` set (errno ENOMEM: out of memory). */
+int ctr_read_ethtool(const char *ifname, struct ctr_set *set, char *err, size_t errlen);
+
+/* The order of ports in a snapshot: RDMA (device, port), then interfaces. */
+int ctr_port_order(const struct ctr_port *a, const struct ctr_port *b);
+
+/* Adds one counter (name copied); NULL when out of memory. */
+struct ctr_counter *ctr_set_add(struct ctr_set *s, enum ctr_src src, const char *name,
+				uint64_t value);
+void ctr_set_sort(struct ctr_set *s);
+void ctr_set_free(struct ctr_set *s);
+
+/* The most recent `n` rates of a counter's history, oldest first. */
+size_t ctr_hist_get(const struct ctr_hist *h, float *out, size_t n);
+
+const char *ctr_src_name(enum ctr_src src);
+
+#endif
