@@ -198,6 +198,23 @@ static void iso_time(const struct timespec *ts, char *buf, size_t cap)
 	snprintf(buf, cap, "%s.%03ldZ", base, ts->tv_nsec / 1000000);
 }
 
+/* Soft-engine processes: totals and per-QP counters, as {value, rate}. */
+static json_t *engines_json(const struct ctr_snapshot *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < s->nengines; i++) {
+		const struct ctr_engine *e = &s->engines[i];
+		json_t *c = json_object();
+
+		for (size_t k = 0; k < e->set.n; k++)
+			json_object_set_new(c, e->set.c[k].name, counter_json(&e->set.c[k]));
+		json_array_append_new(a, json_pack("{s:i, s:s, s:o}", "pid", e->pid, "name",
+						   e->name, "counters", c));
+	}
+	return a;
+}
+
 static void emit_json(const struct top_state *st)
 {
 	const struct ctr_snapshot *s = &st->cur;
@@ -220,8 +237,7 @@ static void emit_json(const struct top_state *st)
 	for (size_t i = 0; s->have_netstat && i < s->netstat.n; i++)
 		json_object_set_new(ns, s->netstat.c[i].name, counter_json(&s->netstat.c[i]));
 	json_object_set_new(o, "netstat", ns);
-	/* Soft-engine processes: none until the engine publishes its counters. */
-	json_object_set_new(o, "engines", json_array());
+	json_object_set_new(o, "engines", engines_json(s));
 	for (size_t i = 0; i < s->ngone; i++)
 		json_array_append_new(gone, json_string(s->gone[i]));
 	json_object_set_new(o, "gone", gone);
@@ -288,6 +304,28 @@ static void print_table(struct report *r, const struct top_state *st)
 	free(cells);
 }
 
+/* One line per soft engine: its totals that matter most. */
+static void print_engine(const struct ctr_engine *e, bool totals)
+{
+	static const char *const names[] = {
+		"tx_packets", "rx_packets", "retransmits", "timeouts", "naks_rx", "rnr_naks_rx",
+		"cnps_tx", "cnps_rx", "ce_rx", "icrc_errors",
+	};
+
+	printf(" %s (pid %d):", e->name, e->pid);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct ctr_counter *c = ctr_find(&e->set, CTR_SRC_ENGINE, names[i]);
+
+		if (!c)
+			continue;
+		if (totals || isnan(c->rate))
+			printf(" %s %llu", names[i], (unsigned long long)c->value);
+		else
+			printf(" %s %.0f/s", names[i], c->rate);
+	}
+	putchar('\n');
+}
+
 static void print_text(const struct top_state *st)
 {
 	const struct ctr_snapshot *s = &st->cur;
@@ -306,6 +344,8 @@ static void print_text(const struct top_state *st)
 	if (ecn[0])
 		printf(" host ECN (%s/net/netstat IpExt): %s\n",
 		       st->o->ctr.proc_root ? st->o->ctr.proc_root : CTR_PROC_ROOT, ecn);
+	for (size_t i = 0; i < s->nengines; i++)
+		print_engine(&s->engines[i], st->o->totals);
 	for (size_t i = 0; i < s->ngone; i++)
 		printf(" gone: %s\n", s->gone[i]);
 	for (size_t i = 0; st->o->verbose && i < s->nports; i++)

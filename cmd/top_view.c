@@ -198,7 +198,7 @@ void top_nothing_message(const struct top_state *st, char *buf, size_t cap)
 	if (st->cur.nengines)
 		return;
 	snprintf(buf, cap, "no RDMA devices under %s/class/infiniband%s; no soft-engine processes "
-		 "(this version of rdmakit does not publish soft-engine counters yet)", root,
+		 "(no rdmakit-* segments in /dev/shm)", root,
 		 st->cur.ib_class ? "" : " (no RDMA driver loaded)");
 }
 

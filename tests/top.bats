@@ -405,3 +405,31 @@ start_screen() {
 	tm send-keys -t top q
 	wait_pane 'rc=0'
 }
+
+# --- soft engine counters ------------------------------------------------------------
+
+@test "soft-engine counters published in /dev/shm move during a bw run" {
+	# A private address on loopback, so nothing else competes for its 4791.
+	"$RDMAKIT" bw --loopback --bind 127.0.0.77 -D 4 -s 4k >/dev/null 2>&1 &
+	local bw=$!
+	sleep 1
+	run "$RDMAKIT" -j top -b -n 2 -d 0.5
+	kill "$bw" 2>/dev/null
+	wait "$bw" 2>/dev/null
+	assert_success
+	echo "$output" | tail -1 | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+e = [x for x in d["engines"] if x["name"].endswith("127.0.0.77:4791")]
+assert e, d["engines"]
+c = e[0]["counters"]
+assert c["tx_packets"]["value"] > 0 and c["tx_packets"]["rate"] > 0, c["tx_packets"]
+assert c["rx_packets"]["rate"] > 0
+qps = {k.split("/")[0] for k in c if k.startswith("qp ")}
+assert len(qps) == 2, qps
+'
+	# When the process is gone, its segment is not shown any more.
+	run "$RDMAKIT" -j top -b -n 1
+	assert_success
+	refute_output --partial "127.0.0.77:4791"
+}

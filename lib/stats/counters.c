@@ -4,6 +4,8 @@
  * and /proc/net/netstat ECN, gathered into one snapshot.  See counters.h;
  * rates and meanings are in counters_rates.c, ethtool in counters_ethtool.c.
  */
+#include <arpa/inet.h>
+#include <stddef.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "shm_counters.h"
 #include "devinfo.h"
 
 #define SMALL_FILE 4096
@@ -502,6 +505,83 @@ int ctr_port_order(const struct ctr_port *a, const struct ctr_port *b)
 	return port_cmp(a, b);
 }
 
+/* The names a soft engine's counters go by (struct xport_counters). */
+static const struct {
+	const char *name;
+	size_t off;
+} engine_fields[] = {
+#define F(x) { #x, offsetof(struct xport_counters, x) }
+	F(tx_packets), F(tx_bytes), F(rx_packets), F(rx_bytes), F(retransmits), F(timeouts),
+	F(rnr_naks_rx), F(rnr_naks_tx), F(naks_rx), F(naks_tx), F(seq_naks_rx), F(seq_naks_tx),
+	F(duplicates), F(out_of_sequence), F(icrc_errors), F(drops), F(cnps_tx), F(cnps_rx),
+	F(ce_rx),
+#undef F
+};
+
+static int add_engine_counters(struct ctr_set *set, const char *prefix,
+			       const struct xport_counters *c)
+{
+	char name[96];
+
+	for (size_t i = 0; i < sizeof(engine_fields) / sizeof(engine_fields[0]); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)c + engine_fields[i].off, sizeof(v));
+		snprintf(name, sizeof(name), "%s%s", prefix, engine_fields[i].name);
+		if (!ctr_set_add(set, CTR_SRC_ENGINE, name, v))
+			return -1;
+	}
+	return 0;
+}
+
+#define MAX_ENGINES 16
+
+/* Every live soft engine's published counters, as one entry each. */
+static int read_engines(const struct ctr_opts *o, struct ctr_snapshot *s)
+{
+	struct shm_counters *seg = malloc(MAX_ENGINES * sizeof(*seg));
+	size_t n;
+
+	if (!seg)
+		return -1;
+	n = shm_read_all(o->shm_dir, seg, MAX_ENGINES);
+	s->engines = n ? calloc(n, sizeof(*s->engines)) : NULL;
+	if (n && !s->engines) {
+		free(seg);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ctr_engine *e = &s->engines[s->nengines++];
+		char addr[INET6_ADDRSTRLEN] = "?";
+		static const uint8_t v4[12] = { [10] = 0xFF, [11] = 0xFF };
+
+		if (memcmp(seg[i].local_ip, v4, 12) == 0)
+			inet_ntop(AF_INET, seg[i].local_ip + 12, addr, sizeof(addr));
+		else
+			inet_ntop(AF_INET6, seg[i].local_ip, addr, sizeof(addr));
+		e->pid = (int)seg[i].pid;
+		snprintf(e->name, sizeof(e->name), "%.8s %s:%u", seg[i].engine, addr,
+			 seg[i].local_port);
+		if (add_engine_counters(&e->set, "", &seg[i].dev) < 0)
+			goto oom;
+		for (uint32_t q = 0; q < seg[i].nqps && q < SHM_MAX_QPS; q++) {
+			char prefix[32];
+
+			if (!seg[i].qps[q].used)
+				continue;
+			snprintf(prefix, sizeof(prefix), "qp 0x%06x/", seg[i].qps[q].qpn);
+			if (add_engine_counters(&e->set, prefix, &seg[i].qps[q].c) < 0)
+				goto oom;
+		}
+		ctr_set_sort(&e->set);
+	}
+	free(seg);
+	return 0;
+oom:
+	free(seg);
+	return -1;
+}
+
 int ctr_sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size_t errlen)
 {
 	const char *root = or_default(o->sysfs_root, CTR_SYSFS_ROOT);
@@ -534,8 +614,8 @@ int ctr_sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size
 	} else if (errno == ENOMEM) {
 		goto oom;
 	}
-	/* Soft-engine processes: their shared-memory counters are not
-	 * published yet; this is where they will be read (s->engines). */
+	if (read_engines(o, s) < 0)
+		goto oom;
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory reading counters");
@@ -567,6 +647,7 @@ const char *ctr_src_name(enum ctr_src src)
 	case CTR_SRC_NETDEV: return "statistics";
 	case CTR_SRC_ETHTOOL: return "ethtool";
 	case CTR_SRC_NETSTAT: return "netstat";
+	case CTR_SRC_ENGINE: return "soft engine";
 	case CTR_SRC_COUNT: break;
 	}
 	return "?";

@@ -42,6 +42,7 @@ enum ctr_src {
 	CTR_SRC_NETDEV,		/* class/net/IF/statistics/ (interface rows) */
 	CTR_SRC_ETHTOOL,	/* ethtool -S of the netdev */
 	CTR_SRC_NETSTAT,	/* PROC/net/netstat */
+	CTR_SRC_ENGINE,		/* a soft engine's shared-memory counters */
 	CTR_SRC_COUNT
 };
 
@@ -106,14 +107,14 @@ struct ctr_port {
 };
 
 /*
- * Soft-engine processes: the seam for the engine's shared-memory counters.
- * Not published by the engine yet, so ctr_sample() never fills it; when it
- * is, each process appears here with its counters (per QP under names
- * such as "qp 0x11/retransmits").
+ * Soft-engine processes, from the shared-memory segments they publish
+ * (lib/transport/shm_counters.h): the engine's totals under their own
+ * names ("tx_packets", "retransmits", "cnps_rx", ...) and each QP's under
+ * "qp 0x101/retransmits".
  */
 struct ctr_engine {
 	int pid;
-	char name[64];
+	char name[64];		/* "soft 127.0.0.1:4791" */
 	struct ctr_set set;
 };
 
@@ -138,6 +139,7 @@ struct ctr_snapshot {
 struct ctr_opts {
 	const char *sysfs_root;	/* NULL: /sys */
 	const char *proc_root;	/* NULL: /proc */
+	const char *shm_dir;	/* soft-engine segments; NULL: /dev/shm */
 	/* Only these RDMA devices ("DEV" or "DEV/PORT"); none: all. */
 	const char *const *devices;
 	size_t ndevices;

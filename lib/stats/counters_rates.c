@@ -402,6 +402,19 @@ void ctr_rates(struct ctr_snapshot *cur, struct ctr_snapshot *prev)
 		}
 	}
 	set_rates(&cur->netstat, &prev->netstat, dt, cur->history);
+	/* Soft engines: the same process (pid and address) in both samples. */
+	for (size_t k = 0; k < cur->nengines; k++) {
+		struct ctr_engine *e = &cur->engines[k];
+		size_t m;
+
+		for (m = 0; m < prev->nengines; m++)
+			if (prev->engines[m].pid == e->pid && !strcmp(prev->engines[m].name, e->name))
+				break;
+		if (m < prev->nengines)
+			set_rates(&e->set, &prev->engines[m].set, dt, cur->history);
+		else
+			mark_new(&e->set, cur->history);
+	}
 }
 
 const struct ctr_counter *ctr_find(const struct ctr_set *s, enum ctr_src src, const char *name)
