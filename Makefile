@@ -109,3 +109,15 @@ clean:
 	rm -rf build build-san rdmakit
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+
+# --- capture test fixtures (tests/tools/pcapgen.c) -------------------------
+# build/tests/tools/pcapgen OUTDIR writes the capture fixtures that
+# tests/capture.bats and tests/netns.bats read.
+$(BUILD)/tests/tools/pcapgen: tests/tools/pcapgen.c $(LIBRDMAKIT)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBRDMAKIT) $(LDLIBS)
+
+unit-bins: $(BUILD)/tests/tools/pcapgen
+-include $(BUILD)/tests/tools/pcapgen.d
+# --- end capture test fixtures ---------------------------------------------

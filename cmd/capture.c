@@ -180,18 +180,32 @@ struct capture_run {
 	char line[4096];
 };
 
+/*
+ * One line (or NDJSON object) per packet into stdout's buffer.  stdout is
+ * line buffered with -l or on a terminal and fully buffered otherwise, so
+ * a pipe or file gets big writes, never one write(2) per packet.
+ */
 static void emit_packet(struct capture_run *r, const struct pkt_view *v)
 {
+	size_t n;
+
 	if (!r->print_packets)
 		return;
 	if (r->json) {
-		report_emit(stdout, render_packet_json(v, r->o->verbose));
-		return;
-	}
-	size_t n = render_packet_line(r->line, sizeof(r->line) - 1, v, r->o->verbose, &r->tc);
+		n = render_packet_ndjson(r->line, sizeof(r->line) - 1, v, r->o->verbose);
+		if (!n) {	/* too long for the line buffer: never expected */
+			json_t *o = render_packet_json(v, r->o->verbose);
 
+			json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			fputc('\n', stdout);
+			json_decref(o);
+			return;
+		}
+	} else {
+		n = render_packet_line(r->line, sizeof(r->line) - 1, v, r->o->verbose, &r->tc);
+	}
 	r->line[n] = '\n';
-	fwrite(r->line, 1, n + 1, stdout);
+	fwrite_unlocked(r->line, 1, n + 1, stdout);
 }
 
 /* A UDP GSO aggregate: each segment is a packet of its own. */
@@ -238,7 +252,8 @@ static bool handle_record(struct capture_run *r, uint64_t frame_no,
 		emit_packet(r, &v);
 		return true;
 	}
-	if (!r->o->no_icrc && d.status == WIRE_OK) {
+	/* A frame cut inside its headers still gets a verdict: unchecked. */
+	if (!r->o->no_icrc && (d.status == WIRE_OK || d.status == WIRE_TRUNCATED)) {
 		v.icrc = icrc_verify(frame, &d.pkt);
 		v.vcrc = vcrc_verify(frame, &d.pkt);
 		if (v.icrc == CRC_BAD && gso_split(frame, &d.pkt, &split)) {
@@ -272,11 +287,13 @@ static int capture_loop(struct capture_run *r, struct sink *sink, char *err)
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	uint64_t frame_no = 0, kept = 0;
-	int rc;
+	int rc = 0;
 
 	while (!stop_requested && (rc = pcap_next_ex(r->src.pc, &h, &data)) >= 0) {
-		if (rc == 0)	/* live timeout: look at the stop flag */
+		if (rc == 0) {	/* live, nothing yet: wait a little, then look at the stop flag */
+			source_wait(&r->src, 100);
 			continue;
+		}
 		frame_no++;
 		if (!source_match(&r->src, h, data))
 			continue;

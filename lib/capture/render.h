@@ -38,6 +38,22 @@ size_t render_packet_line(char *buf, size_t cap, const struct pkt_view *v, bool 
 			  struct time_cache *tc);
 /* The JSON object of one packet (keys in man rdmakit-capture). */
 json_t *render_packet_json(const struct pkt_view *v, bool verbose);
+/*
+ * The same object as one compact JSON text (no newline), byte for byte what
+ * json_dumps(render_packet_json(v, verbose), JSON_COMPACT | JSON_PRESERVE_ORDER)
+ * gives, written directly; returns its length, or 0 when it did not fit in
+ * cap - 1 bytes.
+ */
+size_t render_packet_ndjson(char *buf, size_t cap, const struct pkt_view *v, bool verbose);
+
+/* Helpers of the renderings, exposed for the tests. */
+/* IPv6 text as inet_ntop() writes it; out: INET6_ADDRSTRLEN (46) bytes. */
+size_t render_ipv6(char *out, const uint8_t a[16]);
+/* wire_aeth_describe()'s text. */
+size_t render_aeth_text(char *buf, size_t cap, uint8_t syndrome);
+/* A JSON real as jansson dumps it by default ("%.17g", ".0" when integral);
+ * 0 when it does not fit in cap. */
+size_t render_json_real(char *out, size_t cap, double d);
 
 /* The summary: an object with totals, "flows" and "problems". */
 json_t *render_summary_json(const struct flow_table *t);

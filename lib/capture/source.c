@@ -2,6 +2,7 @@
 /* libpcap sources and rotating sinks; see source.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -44,8 +45,24 @@ static int open_live(struct source *s, const struct source_opts *o, char *err)
 		s->pc = NULL;
 		return -1;
 	}
+	/* Non-blocking: the capture loop waits in poll() itself, so a signal
+	 * ends the wait (libpcap's own wait retries on EINTR). */
+	if (pcap_setnonblock(s->pc, 1, perr) < 0) {
+		snprintf(err, SOURCE_ERR_LEN, "cannot capture on '%s': %s", o->iface, perr);
+		pcap_close(s->pc);
+		s->pc = NULL;
+		return -1;
+	}
 	s->live = true;
 	return 0;
+}
+
+void source_wait(const struct source *s, int timeout_ms)
+{
+	struct pollfd p = { .fd = pcap_get_selectable_fd(s->pc), .events = POLLIN };
+
+	if (p.fd >= 0)
+		poll(&p, 1, timeout_ms);
 }
 
 static int open_file(struct source *s, const struct source_opts *o, char *err)

@@ -38,6 +38,8 @@ int source_open(struct source *s, const struct source_opts *o, char *err);
 void source_close(struct source *s);
 /* Keep this record? (Offline filtering keeps frame numbers as in tshark.) */
 bool source_match(const struct source *s, const struct pcap_pkthdr *h, const uint8_t *data);
+/* Live: waits up to timeout_ms for packets (a signal ends the wait early). */
+void source_wait(const struct source *s, int timeout_ms);
 /* Timestamp of a record in ns since the epoch. */
 uint64_t source_ts_ns(const struct source *s, const struct pcap_pkthdr *h);
 
