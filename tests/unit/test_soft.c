@@ -242,7 +242,8 @@ static struct xport_send_wr wr_of(struct side *src, struct side *dst, enum xport
 	};
 }
 
-static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20 };
+/* Up to twice the in-flight window (2048 packets of 1 KiB). */
+static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20, 4 << 20 };
 
 /* WRITE, READ and SEND of every size, data checked byte for byte. */
 static void data_ops(struct unit *u, int drop, int dup, int reorder, uint64_t seed)
@@ -251,12 +252,12 @@ static void data_ops(struct unit *u, int drop, int dup, int reorder, uint64_t se
 	struct xport_wc wc[4];
 	char err[XPORT_ERR_LEN];
 
-	pair_open(&pr, 2 << 20, seed, drop, dup, reorder, 0xFFFFF0);
+	pair_open(&pr, 8 << 20, seed, drop, dup, reorder, 0xFFFFF0);
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		uint32_t len = sizes[k];
 		struct side *a = &pr.s[0], *b = &pr.s[1];
 		struct xport_send_wr wr;
-		struct xport_recv_wr rr = { 7, { (uint64_t)(uintptr_t)b->buf + (1 << 20), 1 << 20,
+		struct xport_recv_wr rr = { 7, { (uint64_t)(uintptr_t)b->buf + (4 << 20), 4 << 20,
 						 b->mr.lkey } };
 
 		/* WRITE a -> b */
@@ -284,7 +285,7 @@ static void data_ops(struct unit *u, int drop, int dup, int reorder, uint64_t se
 
 		/* SEND a -> b */
 		fill(a->buf, len, seed * 7 + k);
-		memset(b->buf + (1 << 20), 0, len);
+		memset(b->buf + (4 << 20), 0, len);
 		wr = wr_of(a, b, XPORT_WR_SEND, 0, len);
 		CHECK_EQ(u, soft_engine_ops.post_recv(b->qp, &rr, err), 0);
 		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
@@ -293,7 +294,7 @@ static void data_ops(struct unit *u, int drop, int dup, int reorder, uint64_t se
 		CHECK_EQ(u, run_until(&pr, 1, 1, wc), 1);
 		CHECK_EQ(u, wc[0].opcode, XPORT_WC_RECV);
 		CHECK_EQ(u, wc[0].byte_len, len);
-		CHECK(u, memcmp(a->buf, b->buf + (1 << 20), len) == 0);
+		CHECK(u, memcmp(a->buf, b->buf + (4 << 20), len) == 0);
 	}
 	if (drop || dup || reorder) {
 		struct xport_counters c;

@@ -425,8 +425,6 @@ void soft_req_transmit(struct soft_qp *qp)
 		if (!w->assigned) {
 			uint32_t n = packets_for(qp, &w->wr);
 
-			if (wire_psn_diff(qp->next_psn + n, qp->una) > SOFT_WINDOW)
-				break;
 			if (is_rd_atomic(w->wr.opcode)) {
 				if (qp->rd_atomic_out >= qp->peer_max_rd_atomic)
 					break;
@@ -437,6 +435,11 @@ void soft_req_transmit(struct soft_qp *qp)
 			w->assigned = true;
 			qp->next_psn = (qp->next_psn + n) & WIRE_PSN_MASK;
 		}
+		/* At most SOFT_WINDOW packets in flight, counted per packet so
+		 * that a message larger than the window still goes out. */
+		if (wire_psn_diff(w->first_psn + (is_rd_atomic(w->wr.opcode) ? w->resp_pkts :
+						  qp->cur_pkt), qp->una) >= SOFT_WINDOW)
+			break;
 		/* DCQCN paces the data this side sends. */
 		if (!soft_dcqcn_may_send(&qp->cc, qp->dev->now_ns, qp->pmtu))
 			break;
