@@ -242,6 +242,18 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct bins 
 		}
 		if (r->nintervals && r->intervals[r->nintervals - 1].end_s > r->seconds)
 			r->intervals[r->nintervals - 1].end_s = r->seconds;
+		/* A sliver at the end (the drain) joins the interval before it. */
+		if (r->nintervals > 1) {
+			struct perf_interval *last = &r->intervals[r->nintervals - 1];
+			struct perf_interval *prev = last - 1;
+
+			if (last->end_s - last->start_s < (double)w / 1e9 / 10) {
+				prev->end_s = last->end_s;
+				prev->bytes += last->bytes;
+				prev->msgs += last->msgs;
+				r->nintervals--;
+			}
+		}
 	}
 	if (perf_run_end(s, &r->verified, &r->bad_offset, err) < 0)
 		return -1;
