@@ -32,7 +32,7 @@
 #define SOFT_REPLAY 32			/* READ/atomic requests remembered for duplicates */
 #define SOFT_READ_JOBS 32		/* READ responses being sent, per QP */
 #define SOFT_ACK_EVERY 32		/* request an ACK at least every N packets */
-#define SOFT_WINDOW 2048		/* unacknowledged packets in flight */
+#define SOFT_WINDOW 1024		/* unacknowledged packets in flight */
 #define SOFT_CNP_GAP_NS 50000		/* at most one CNP per QP per 50 us */
 #define SOFT_LINE_GBPS 100.0		/* the rate DCQCN recovers to */
 

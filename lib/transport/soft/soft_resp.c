@@ -258,8 +258,11 @@ static void duplicate(struct soft_qp *qp, const struct wire_pkt *p)
 	qp->ctr.duplicates++;
 	qp->dev->ctr.duplicates++;
 	if (is_send(op) || is_write(op)) {
-		/* Already done: say so again, without consuming a RECV. */
-		soft_send_ack(qp, ack_syndrome(), qp->epsn - 1);
+		/* Already done: say so again, without consuming a RECV.  One ACK
+		 * per receive batch, however many duplicates came in it: after a
+		 * go-back-N a whole window arrives again. */
+		qp->ack_due = true;
+		qp->ack_psn = (qp->epsn - 1) & WIRE_PSN_MASK;
 		return;
 	}
 	r = replay_find(qp, p->bth.psn);
