@@ -47,8 +47,17 @@ _rdmakit_command_opts()
 		echo '--batch --iterations --delay --interface --totals --verbose' \
 			'--sysfs-root --proc-root --json --pretty --help'
 		;;
-	bw|lat|incast)
-		# Not built yet: their --help only says so.
+	bw)
+		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent' \
+			'--interval --unit --expect-gbps --limit_bw --expect-mpps --limit_msgrate' \
+			'--json --pretty --help'
+		;;
+	lat)
+		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent' \
+			'--histogram --hgrm --expect-p99-us --json --pretty --help'
+		;;
+	incast)
+		# Not built yet: its --help only says so.
 		echo '--help'
 		;;
 	esac
@@ -92,8 +101,44 @@ _rdmakit_option_value()
 	capture:-B|capture:--buffer-size|capture:--udp-port)
 		echo value
 		;;
-	# A value that is one of some words, for example:
-	#   bw:--engine) echo 'words auto verbs soft' ;;
+	bw:--engine|lat:--engine)
+		echo 'words auto soft verbs'
+		;;
+	bw:--op|lat:--op)
+		echo 'words write read send atomic'
+		;;
+	bw:-A|bw:--atomic_type|lat:-A|lat:--atomic_type)
+		echo 'words FETCH_AND_ADD CMP_AND_SWAP'
+		;;
+	bw:-m|bw:--mtu|lat:-m|lat:--mtu)
+		echo 'words 256 512 1024 2048 4096'
+		;;
+	bw:--unit)
+		echo 'words Gb MiB'
+		;;
+	bw:-d|bw:--ib-dev|lat:-d|lat:--ib-dev)
+		local d names=''
+		for d in /sys/class/infiniband/*; do
+			[[ -e $d ]] && names+=" ${d##*/}"
+		done
+		echo "words$names"
+		;;
+	lat:--hgrm)
+		echo file
+		;;
+	bw:--bind|bw:-p|bw:--port|bw:--udp-port|bw:-i|bw:--ib-port|bw:-x|bw:--gid-index|\
+	bw:-s|bw:--size|bw:-n|bw:--iters|bw:-D|bw:--duration|bw:-q|bw:--qp|\
+	bw:-t|bw:--tx-depth|bw:-r|bw:--rx-depth|bw:-o|bw:--outs|bw:-T|bw:--tos|\
+	bw:-u|bw:--qp-timeout|bw:--retry-cnt|bw:--rnr-retry|bw:--timeout|\
+	bw:--interval|bw:--expect-gbps|bw:-w|bw:--limit_bw|bw:--expect-mpps|\
+	bw:-y|bw:--limit_msgrate|\
+	lat:--bind|lat:-p|lat:--port|lat:--udp-port|lat:-i|lat:--ib-port|lat:-x|\
+	lat:--gid-index|lat:-s|lat:--size|lat:-n|lat:--iters|lat:-D|lat:--duration|\
+	lat:-q|lat:--qp|lat:-t|lat:--tx-depth|lat:-r|lat:--rx-depth|lat:-o|lat:--outs|\
+	lat:-T|lat:--tos|lat:-u|lat:--qp-timeout|lat:--retry-cnt|lat:--rnr-retry|\
+	lat:--timeout|lat:--expect-p99-us)
+		echo value
+		;;
 	*)
 		return 1
 		;;
