@@ -108,7 +108,7 @@ static void report_row(struct report *r, const struct bw_cli *b, const struct pe
 	report_row_attach(r, "retransmits", json_integer((json_int_t)res->counters.retransmits));
 }
 
-static int run_client(struct bw_cli *b, struct perf_session *s, struct report *r)
+static int run_client(void *ctx, struct perf_session *s, struct report *r)
 {
 	static const struct report_col cols_gb[] = {
 		{ "#bytes", "bytes", REPORT_U64, 0 },
@@ -126,6 +126,7 @@ static int run_client(struct bw_cli *b, struct perf_session *s, struct report *r
 		{ "MsgRate[Mpps]", "msg_rate_mpps", REPORT_DOUBLE, 6 },
 		{ NULL, "seconds", REPORT_DOUBLE, 6 },
 	};
+	struct bw_cli *b = ctx;
 	struct perf_bw_result *res = calloc(1, sizeof(*res));
 	uint64_t sizes[32];
 	unsigned n = perf_cli_sizes(&b->c, sizes, 32);
@@ -168,10 +169,7 @@ int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
 	struct bw_cli b = { 0 };
-	struct perf_session *s = NULL;
 	enum perf_role role;
-	char err[XPORT_ERR_LEN];
-	struct report r;
 	int first, rc;
 
 	perf_cli_init(&b.c, "bw", false);
@@ -181,33 +179,5 @@ int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 	rc = perf_cli_finish(&b.c, argc, argv, first, &role);
 	if (rc)
 		return rc;
-	perf_cli_signals();
-	do {
-		struct perf_opts o = b.c.o;
-
-		report_init(&r, "bw", RDMAKIT_VERSION, g.json, g.pretty, stdout, stderr);
-		if (role == PERF_SERVER && !g.json)
-			printf("Waiting for a client on port %u...\n", o.port);
-		fflush(stdout);
-		if (perf_open(&s, role, &o, err) < 0) {
-			report_error(&r, "%s", err);
-			report_finish(&r);
-			return EXIT_RUNTIME;
-		}
-		b.c.o = o;	/* what the server adopted, for the preamble */
-		perf_cli_preamble(&r, &b.c, s, role);
-		if (role == PERF_SERVER) {
-			unsigned runs;
-
-			rc = perf_serve_all(s, &runs, err) < 0 ? EXIT_RUNTIME : EXIT_OK;
-			if (rc)
-				report_error(&r, "%s", err);
-			report_param(&r, "Runs served", "runs_served", REPORT_U64, RV_U64(runs));
-		} else {
-			rc = run_client(&b, s, &r);
-		}
-		perf_close(s);
-		report_finish(&r);
-	} while (b.c.persistent && !perf_stop);
-	return rc;
+	return perf_cli_run(&b.c, &g, role, run_client, &b);
 }

@@ -110,7 +110,7 @@ static int write_hgrm(const char *path, const struct hist *h, struct report *r)
 	return EXIT_OK;
 }
 
-static int run_client(struct lat_cli *l, struct perf_session *s, struct report *r)
+static int run_client(void *ctx, struct perf_session *s, struct report *r)
 {
 	static const struct report_col cols[] = {
 		{ "#bytes", "bytes", REPORT_U64, 0 },
@@ -126,6 +126,7 @@ static int run_client(struct lat_cli *l, struct perf_session *s, struct report *
 		{ NULL, "p90_us", REPORT_DOUBLE, 3 },
 		{ NULL, "p99_99_us", REPORT_DOUBLE, 3 },
 	};
+	struct lat_cli *l = ctx;
 	struct perf_lat_result *res = calloc(1, sizeof(*res));
 	uint64_t sizes[32];
 	unsigned n = perf_cli_sizes(&l->c, sizes, 32);
@@ -172,10 +173,7 @@ int cmd_lat(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
 	struct lat_cli l = { 0 };
-	struct perf_session *s = NULL;
 	enum perf_role role;
-	char err[XPORT_ERR_LEN];
-	struct report r;
 	int first, rc;
 
 	perf_cli_init(&l.c, "lat", true);
@@ -188,33 +186,5 @@ int cmd_lat(int argc, char **argv, const struct global_opts *gin)
 	if (l.c.o.qps != 1)
 		return usage_error("lat", "latency is measured on one QP: drop -q/--qp");
 	l.c.o.tx_depth = 1;
-	perf_cli_signals();
-	do {
-		struct perf_opts o = l.c.o;
-
-		report_init(&r, "lat", RDMAKIT_VERSION, g.json, g.pretty, stdout, stderr);
-		if (role == PERF_SERVER && !g.json)
-			printf("Waiting for a client on port %u...\n", o.port);
-		fflush(stdout);
-		if (perf_open(&s, role, &o, err) < 0) {
-			report_error(&r, "%s", err);
-			report_finish(&r);
-			return EXIT_RUNTIME;
-		}
-		l.c.o = o;	/* what the server adopted, for the preamble */
-		perf_cli_preamble(&r, &l.c, s, role);
-		if (role == PERF_SERVER) {
-			unsigned runs;
-
-			rc = perf_serve_all(s, &runs, err) < 0 ? EXIT_RUNTIME : EXIT_OK;
-			if (rc)
-				report_error(&r, "%s", err);
-			report_param(&r, "Runs served", "runs_served", REPORT_U64, RV_U64(runs));
-		} else {
-			rc = run_client(&l, s, &r);
-		}
-		perf_close(s);
-		report_finish(&r);
-	} while (l.c.persistent && !perf_stop);
-	return rc;
+	return perf_cli_run(&l.c, &g, role, run_client, &l);
 }

@@ -221,3 +221,42 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 		report_param(r, "Duration", "duration_s", REPORT_DOUBLE, RV_DBL(o->duration));
 	report_param(r, "Verify", "verify", REPORT_BOOL, RV_BOOL(o->verify));
 }
+
+int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
+		 perf_client_fn client, void *ctx)
+{
+	struct perf_session *s = NULL;
+	char err[XPORT_ERR_LEN];
+	struct report r;
+	int rc;
+
+	perf_cli_signals();
+	do {
+		struct perf_opts o = c->o;
+
+		report_init(&r, c->cmd, RDMAKIT_VERSION, g->json, g->pretty, stdout, stderr);
+		if (role == PERF_SERVER && !g->json)
+			printf("Waiting for a client on port %u...\n", o.port);
+		fflush(stdout);
+		if (perf_open(&s, role, &o, err) < 0) {
+			report_error(&r, "%s", err);
+			report_finish(&r);
+			return EXIT_RUNTIME;
+		}
+		c->o = o;	/* what the server adopted, for the preamble */
+		perf_cli_preamble(&r, c, s, role);
+		if (role == PERF_SERVER) {
+			unsigned runs;
+
+			rc = perf_serve_all(s, &runs, err) < 0 ? EXIT_RUNTIME : EXIT_OK;
+			if (rc)
+				report_error(&r, "%s", err);
+			report_param(&r, "Runs served", "runs_served", REPORT_U64, RV_U64(runs));
+		} else {
+			rc = client(ctx, s, &r);
+		}
+		perf_close(s);
+		report_finish(&r);
+	} while (c->persistent && !perf_stop);
+	return rc;
+}

@@ -74,6 +74,12 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 /* Sizes to run: one, or the -a sweep; returns how many. */
 unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap);
 
+/* Runs the command: the server serves, the client calls `client` (which
+ * runs the sizes and renders the rows); --persistent servers loop. */
+typedef int (*perf_client_fn)(void *ctx, struct perf_session *s, struct report *r);
+int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
+		 perf_client_fn client, void *ctx);
+
 /* Ctrl-C: one flag, checked by the runners. */
 extern volatile sig_atomic_t perf_stop;
 void perf_cli_signals(void);

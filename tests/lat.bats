@@ -88,7 +88,7 @@ PY
 	"$RDMAKIT" lat -p "$port" --bind "$ADDR" >/dev/null 2>&1 &
 	local srv=$!
 	sleep 0.5
-	"$RDMAKIT" lat "$ADDR" -p "$port" --bind "$ADDR" -D 30 --timeout 2 -u 8 --retry-cnt 2 \
+	"$RDMAKIT" lat "$ADDR" -p "$port" --bind "$ADDR" -D 30 --timeout 2 -u 12 --retry-cnt 3 \
 		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
 	local cli=$! t0=$SECONDS
 	sleep 1
