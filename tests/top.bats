@@ -211,7 +211,7 @@ print("ok")'
 	run --separate-stderr "$RDMAKIT" top -b -n 1 -d 0.02 --sysfs-root "$BATS_TEST_TMPDIR/sys" \
 		--proc-root "$FX/sample1/proc"
 	assert_success
-	assert_line --index 0 "no RDMA devices under $BATS_TEST_TMPDIR/sys/class/infiniband (no RDMA driver loaded); no soft-engine processes (this version of rdmakit does not publish soft-engine counters yet)"
+	assert_line --index 0 "no RDMA devices under $BATS_TEST_TMPDIR/sys/class/infiniband (no RDMA driver loaded); no soft-engine processes (no rdmakit-* segments in /dev/shm)"
 	assert_line --regexp '^ host ECN .*InCEPkts 0/s'
 	# JSON: the message on stderr, stdout stays NDJSON.
 	run --separate-stderr "$RDMAKIT" top --json -n 1 -d 0.02 --sysfs-root "$BATS_TEST_TMPDIR/sys" \
