@@ -443,9 +443,11 @@ uint16_t oob_listen_port(int listen_fd)
 int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err)
 {
 	int64_t deadline = deadline_after(timeout_ms);
+	const volatile sig_atomic_t *stop = o->stop;	/* the caller's Ctrl-C flag */
 	char t[16];
 
 	oob_init(o, -1, timeout_ms);
+	o->stop = stop;
 	for (;;) {
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);

@@ -81,6 +81,14 @@ static struct ibv_device *find_device(struct ibv_device **list, int n, const cha
 	return NULL;
 }
 
+static bool gid_is_zero(const union ibv_gid *g)
+{
+	for (int i = 0; i < 16; i++)
+		if (g->raw[i])
+			return false;
+	return true;
+}
+
 static void *verbs_open(const struct xport_dev_attr *a, char *err)
 {
 	struct verbs_dev *d = calloc(1, sizeof(*d));
@@ -116,9 +124,9 @@ static void *verbs_open(const struct xport_dev_attr *a, char *err)
 		goto fail;
 	}
 	d->gid_index = a->gid_index >= 0 ? a->gid_index : pick_gid(d->name, d->port);
-	if (ibv_query_gid(d->ctx, d->port, d->gid_index, &d->gid)) {
-		snprintf(err, XPORT_ERR_LEN, "%s port %u has no GID index %d: 'rdmakit devices' "
-			 "lists the GIDs", d->name, d->port, d->gid_index);
+	if (ibv_query_gid(d->ctx, d->port, d->gid_index, &d->gid) || gid_is_zero(&d->gid)) {
+		snprintf(err, XPORT_ERR_LEN, "%s port %u has no GID at index %d: 'rdmakit devices' "
+			 "lists the GIDs (-x picks one)", d->name, d->port, d->gid_index);
 		goto fail;
 	}
 	d->pd = ibv_alloc_pd(d->ctx);
