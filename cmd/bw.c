@@ -16,7 +16,7 @@ enum {
 };
 
 static const struct opt_spec bw_opts[] = {
-	PERF_OPTS_COMMON,
+	PERF_OPTS_COMMON("write"),
 	{ "interval", OPT_INTERVAL, "SECONDS", "report every SECONDS, like iperf3 -i" },
 	{ "unit", OPT_UNIT, "UNIT", "Gb (Gb/sec, default) or MiB (MiB/sec, perftest's default)" },
 	{ "expect-gbps", OPT_EXPECT_GBPS, "GBPS", "exit 1 if the average is below GBPS" },

@@ -18,7 +18,7 @@ enum {
 };
 
 static const struct opt_spec lat_opts[] = {
-	PERF_OPTS_COMMON,
+	PERF_OPTS_COMMON("send"),
 	{ "histogram", OPT_HISTOGRAM, NULL, "print an aligned text histogram of the latencies" },
 	{ "hgrm", OPT_HGRM, "FILE", "write HdrHistogram's percentile distribution to FILE" },
 	{ "expect-p99-us", OPT_EXPECT_P99, "USEC", "exit 1 if the 99th percentile exceeds USEC" },

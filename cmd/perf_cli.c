@@ -85,25 +85,33 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 	case OPT_OP:
 		rc = parse_choice(cmd, "--op", arg, ops, &idx);
 		o->op = (enum perf_op)idx;
+		o->explicit_set |= PERF_SET_OP;
 		break;
 	case 'A':
 		rc = parse_choice(cmd, "-A/--atomic_type", arg, atomics, &idx);
 		o->atomic_cas = idx == 1;
 		o->op = PERF_ATOMIC;
+		o->explicit_set |= PERF_SET_OP;
 		break;
-	case 's': rc = parse_u64(cmd, "-s/--size", arg, 1, 8 << 20, true, &o->size); break;
+	case 's':
+		rc = parse_u64(cmd, "-s/--size", arg, 1, 8 << 20, true, &o->size);
+		o->explicit_set |= PERF_SET_SIZE;
+		break;
 	case 'a': c->all = true; break;
 	case 'n':
 		rc = parse_u64(cmd, "-n/--iters", arg, 5, UINT32_MAX, false, &o->iters);
 		c->iters_set = true;
+		o->explicit_set |= PERF_SET_ITERS;
 		break;
 	case 'D':
 		rc = parse_double(cmd, "-D/--duration", arg, 0.001, 86400, &o->duration);
 		c->duration_set = true;
+		o->explicit_set |= PERF_SET_DURATION;
 		break;
 	case 'q':
 		rc = parse_u64(cmd, "-q/--qp", arg, 1, PERF_MAX_QPS, false, &v);
 		o->qps = (unsigned)v;
+		o->explicit_set |= PERF_SET_QPS;
 		break;
 	case 't':
 		rc = parse_u64(cmd, "-t/--tx-depth", arg, 1, 8192, false, &v);

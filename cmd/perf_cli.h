@@ -26,7 +26,7 @@ enum {
 	OPT_PERF_CMD = OPT_LONG_ONLY + 60,
 };
 
-#define PERF_OPTS_COMMON                                                                   \
+#define PERF_OPTS_COMMON(OP_DEFAULT)                                                       \
 	{ "engine", OPT_ENGINE, "ENGINE", "auto, soft or verbs (default auto)" },            \
 	{ "bind", OPT_BIND, "ADDR", "soft engine: local address (default: the one the "      \
 				    "control connection uses)" },                          \
@@ -35,7 +35,7 @@ enum {
 	{ "ib-dev", 'd', "DEV", "verbs engine: RDMA device" },                                 \
 	{ "ib-port", 'i', "PORT", "verbs engine: device port (default 1)" },                   \
 	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2)" },      \
-	{ "op", OPT_OP, "OP", "write, read, send or atomic (default write)" },                 \
+	{ "op", OPT_OP, "OP", "write, read, send or atomic (default " OP_DEFAULT ")" },       \
 	{ "atomic_type", 'A', "TYPE", "FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)" }, \
 	{ "size", 's', "BYTES", "message size, k/m/g suffixes allowed" },                      \
 	{ "all", 'a', NULL, "every size from 2 bytes to 8 MiB, in powers of two" },            \

@@ -169,14 +169,20 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct bins 
 		struct xport_wc wc[64];
 		int n;
 
-		for (unsigned k = 0; k < s->o.qps && !stop_posting; k++, q = (q + 1) % s->o.qps) {
-			while (posted[q] - done[q] < depth && !stop_posting) {
-				struct xport_send_wr wr = make_wr(s, q, posted[q]);
+		/* One operation per QP per pass, so every QP gets its share. */
+		for (bool room = true; room && !stop_posting;) {
+			room = false;
+			for (unsigned k = 0; k < s->o.qps && !stop_posting; k++, q = (q + 1) % s->o.qps) {
+				struct xport_send_wr wr;
 
+				if (posted[q] - done[q] >= depth)
+					continue;
+				wr = make_wr(s, q, posted[q]);
 				if (xport_post_send(s->a.qp[q], &wr, err) < 0)
 					return -1;
 				posted[q]++;
 				total_posted++;
+				room = true;
 				stop_posting = s->o.iters ? total_posted >= s->o.iters : false;
 			}
 		}

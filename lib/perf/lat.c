@@ -158,6 +158,10 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 		return -1;
 	deadline = perf_now_ns() + (uint64_t)(s->o.duration * 1e9);
 	for (uint64_t i = 0; s->o.iters ? i < s->o.iters : perf_now_ns() < deadline; i++) {
+		if (s->o.stop && *s->o.stop) {	/* Ctrl-C: report what we have */
+			r->interrupted = true;
+			break;
+		}
 		t = ping(s, i, err);
 		if (!t) {
 			if (s->o.stop && *s->o.stop) {

@@ -21,6 +21,16 @@
 #define PERF_MAX_INTERVALS 4096
 
 enum perf_op { PERF_WRITE, PERF_READ, PERF_SEND, PERF_ATOMIC };
+
+/* Parameters a server may have been given itself: set on both sides with
+ * different values, the test is refused rather than silently adopted. */
+enum {
+	PERF_SET_OP = 1 << 0,
+	PERF_SET_SIZE = 1 << 1,
+	PERF_SET_ITERS = 1 << 2,
+	PERF_SET_DURATION = 1 << 3,
+	PERF_SET_QPS = 1 << 4,
+};
 enum perf_role { PERF_CLIENT, PERF_SERVER, PERF_LOOPBACK };
 
 struct perf_opts {
@@ -36,6 +46,7 @@ struct perf_opts {
 	uint32_t mtu;			/* 0: engine default */
 	uint8_t qp_timeout, retry_cnt, rnr_retry, tos;
 	bool verify;
+	unsigned explicit_set;		/* PERF_SET_* bits: set on this side's command line */
 	bool latency;			/* a latency test (ping-pong), not bandwidth */
 	double interval;		/* seconds between interval reports; 0: none */
 	int timeout_s;			/* control-channel waits */

@@ -156,6 +156,35 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 	/* The engines may differ: a soft engine speaks RoCEv2 to an RNIC or
 	 * rxe on the other side.  Each side keeps its own --engine. */
 	(void)engine;
+	/* What this server was told itself must agree with the client. */
+	if ((o->explicit_set & PERF_SET_OP) && (o->op != (enum perf_op)op ||
+						 (op == PERF_ATOMIC && o->atomic_cas != cas))) {
+		snprintf(err, XPORT_ERR_LEN, "the client asked for --op %s, this server was started "
+			 "with --op %s: give it on one side only, or the same on both",
+			 perf_op_name((enum perf_op)op), perf_op_name(o->op));
+		return -1;
+	}
+	if ((o->explicit_set & PERF_SET_SIZE) && o->size != size) {
+		snprintf(err, XPORT_ERR_LEN, "the client asked for -s %" PRIu64 ", this server was "
+			 "started with -s %" PRIu64 ": give it on one side only, or the same on both",
+			 size, o->size);
+		return -1;
+	}
+	if ((o->explicit_set & PERF_SET_QPS) && o->qps != qps) {
+		snprintf(err, XPORT_ERR_LEN, "the client asked for -q %u, this server was started "
+			 "with -q %u: give it on one side only, or the same on both", qps, o->qps);
+		return -1;
+	}
+	if ((o->explicit_set & PERF_SET_ITERS) && o->iters != iters) {
+		if (iters)
+			snprintf(err, XPORT_ERR_LEN, "the client asked for -n %" PRIu64 ", this server "
+				 "was started with -n %" PRIu64 ": give it on one side only, or the same "
+				 "on both", iters, o->iters);
+		else
+			snprintf(err, XPORT_ERR_LEN, "the client asked for -D, this server was started "
+				 "with -n %" PRIu64 ": give it on one side only", o->iters);
+		return -1;
+	}
 	o->op = (enum perf_op)op;
 	o->atomic_cas = cas;
 	o->size = size;
