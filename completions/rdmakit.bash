@@ -247,6 +247,14 @@ _rdmakit()
 	capture)
 		# Operands are a BPF filter expression: nothing to offer.
 		;;
+	bw|lat)
+		# The operand is the server's HOST: the host names bash knows.
+		if declare -F _known_hosts_real >/dev/null 2>&1; then
+			_known_hosts_real -- "$cur"
+		else
+			COMPREPLY=($(compgen -A hostname -- "$cur"))
+		fi
+		;;
 	top)
 		# RDMA device names (DEVICE[/PORT]).
 		local d names=''
