@@ -47,7 +47,7 @@ else
 BIN := rdmakit
 endif
 
-.PHONY: all deps check unit-bins demo bench install uninstall clean
+.PHONY: all deps check check-vm unit-bins demo bench install uninstall clean
 
 all: $(BIN)
 
@@ -84,6 +84,11 @@ check: deps
 	$(MAKE) all unit-bins
 	$(MAKE) SANITIZE=1 all unit-bins
 	@tests/run-suites $(BUILD)
+
+# The Soft-RoCE lab alone: rdmakit against Linux rxe in qemu guests.
+check-vm: deps
+	$(MAKE) all
+	bats --tap tests/vm/vm.bats
 
 demo: deps
 	$(MAKE) all

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Guest side of the soft <-> rxe interop check (tests/vm/run --net tap --host
+# scripts/interop-host.sh scripts/interop-guest.sh [ENGINE]).
+#   ENGINE verbs (default): rdmakit --engine verbs on rxe0, GID index 1.
+#   ENGINE soft: rdmakit --engine soft bound to 198.18.0.2 instead (rxe holds
+#   UDP 4791 here, so it takes another port): a dry run of this plumbing
+#   while rdmakit has no verbs engine.
+# The guest serves bw (TCP 18515) and lat (18516) for the host's soft-engine
+# clients (soft requester -> rxe responder), then runs its own clients against
+# the host's servers on 198.18.0.1 (bw 18517, lat 18518: rxe requester ->
+# soft responder), for every op with --verify.  Records
+# $VM_SHARE/results/guest_{bw,lat}_OP.{out,rc} and the servers' output.
+set -u
+. /usr/lib/rdmakit-vm/guest.sh
+
+engine=${1:-verbs}
+R=$VM_SHARE/results
+mkdir -p "$R"
+check() {
+	local name=$1 rc
+	shift
+	step "$name: $*"
+	"$@" >"$R/$name.out" 2>&1
+	rc=$?
+	echo "$rc" >"$R/$name.rc"
+	cat "$R/$name.out"
+	echo "--- $name: exit $rc"
+}
+
+case $engine in
+verbs) eng=(--engine verbs -d "$VM_RXE" -x "$VM_GID_INDEX") ;;
+soft) eng=(--engine soft --bind "$VM_IP") ;;
+*) echo "interop-guest.sh: ENGINE is verbs or soft" >&2; exit 2 ;;
+esac
+
+rdmakit bw "${eng[@]}" --persistent -p 18515 >"$R/guest_bw_server.out" 2>&1 &
+bw_pid=$!
+rdmakit lat "${eng[@]}" --persistent -p 18516 >"$R/guest_lat_server.out" 2>&1 &
+lat_pid=$!
+wait_tcp_listen 18515 30 && wait_tcp_listen 18516 30 || exit 1
+vm_signal guest-servers-ready
+
+vm_wait host-clients-done 900 || exit 1
+vm_wait host-servers-ready 60 || exit 1
+for op in write read send atomic; do
+	check "guest_bw_$op" timeout 180 rdmakit -j bw "${eng[@]}" --op "$op" --verify -n 50 -p 18517 "$VM_HOST_IP"
+	check "guest_lat_$op" timeout 180 rdmakit -j lat "${eng[@]}" --op "$op" --verify -n 50 -p 18518 "$VM_HOST_IP"
+done
+# A --persistent server waiting for a client does not end on SIGTERM (seen
+# with rdmakit 0.1.0): SIGKILL after a second.
+for pid in "$bw_pid" "$lat_pid"; do
+	kill "$pid" 2>/dev/null
+done
+sleep 1
+for pid in "$bw_pid" "$lat_pid"; do
+	kill -KILL "$pid" 2>/dev/null
+	{ wait "$pid"; } 2>/dev/null
+done
+step "guest servers' output"
+cat "$R/guest_bw_server.out" "$R/guest_lat_server.out"
+check rxe_counters rxe_counters
+vm_signal guest-done
+exit 0

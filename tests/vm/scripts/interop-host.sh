@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Host side of the soft <-> rxe interop check, run by tests/vm/run --host in
+# the lab's network namespace (see interop-guest.sh): rdmakit --engine soft
+# on 198.18.0.1 serves bw (TCP 18517) and lat (18518) for the guest's clients
+# and runs its own clients against the guest's servers, every op with
+# --verify, while rdmakit capture (and tcpdump) record the bridge.  Records
+# $VM_SHARE/results/host_{bw,lat}_OP.{out,rc}, $VM_SHARE/interop.pcap and
+# $VM_SHARE/interop-tcpdump.pcap.
+set -u
+S=$VM_SHARE
+R=$S/results
+mkdir -p "$R"
+pids=()
+# SIGKILL: a --persistent server waiting for a client ignores SIGTERM.
+trap 'kill -KILL "${pids[@]}" 2>/dev/null' EXIT
+soft=(--engine soft --bind "$VM_HOST_IP")
+
+wait_for() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		eval "$1" && return 0
+		sleep 0.05
+	done
+	echo "timed out after $2 s waiting for $3" >&2
+	return 1
+}
+listening() { grep -q " [0-9A-F]*$(printf ':%04X ' "$1")[0-9A-F:]* 0A " /proc/net/tcp /proc/net/tcp6; }
+check() {
+	local name=$1 rc
+	shift
+	echo "=== $name: $*"
+	"$@" >"$R/$name.out" 2>&1
+	rc=$?
+	echo "$rc" >"$R/$name.rc"
+	cat "$R/$name.out"
+	echo "--- $name: exit $rc"
+}
+stop() {
+	local i
+	kill -INT "$1" 2>/dev/null
+	for ((i = 0; i < 60; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$1" 2>/dev/null && kill -KILL "$1" 2>/dev/null
+	{ wait "$1"; } 2>/dev/null
+}
+
+"$RDMAKIT" capture -i "$VM_BRIDGE" -w "$S/interop.pcap" -U >"$S/interop-capture.out" 2>&1 </dev/null &
+cap=$!
+pids+=("$cap")
+wait_for '(($(wc -l </proc/net/packet) > 1))' 10 "rdmakit capture to open its socket" || exit 1
+tcpd=
+if command -v tcpdump >/dev/null; then
+	tcpdump -i "$VM_BRIDGE" -U -w "$S/interop-tcpdump.pcap" -Z root udp 2>/dev/null </dev/null &
+	tcpd=$!
+	pids+=("$tcpd")
+fi
+
+"$RDMAKIT" bw "${soft[@]}" --persistent -p 18517 >"$R/host_bw_server.out" 2>&1 </dev/null &
+pids+=($!)
+"$RDMAKIT" lat "${soft[@]}" --persistent -p 18518 >"$R/host_lat_server.out" 2>&1 </dev/null &
+pids+=($!)
+wait_for 'listening 18517 && listening 18518' 20 "the host's soft-engine servers" || exit 1
+
+wait_for '[[ -e $S/guest-servers-ready ]]' 200 "the guest's servers" || exit 1
+for op in write read send atomic; do
+	check "host_bw_$op" timeout 180 "$RDMAKIT" -j bw "${soft[@]}" --op "$op" --verify -n 50 -p 18515 "$VM_GUEST_IP"
+	check "host_lat_$op" timeout 180 "$RDMAKIT" -j lat "${soft[@]}" --op "$op" --verify -n 50 -p 18516 "$VM_GUEST_IP"
+done
+: >"$S/host-clients-done"
+: >"$S/host-servers-ready"
+
+wait_for '[[ -e $S/guest-done ]]' 900 "the guest's clients" || exit 1
+stop "$cap"
+[[ -n $tcpd ]] && stop "$tcpd"
+echo "=== host servers' output"
+cat "$R/host_bw_server.out" "$R/host_lat_server.out"
+exit 0

@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Guest script (tests/vm/run scripts/lab.sh [--verbs]): one guest, rxe0 on
+# dummy0 (198.18.0.2).  Runs every single-guest check and records each one
+# for tests/vm/vm.bats as $VM_SHARE/results/NAME.out (stdout and stderr) and
+# NAME.rc (exit status); it also prints them.  Exits 0 when the records are
+# complete: whether each check passed is for the suite to judge.
+#   --verbs   also run rdmakit's verbs engine (bw and lat, every op, --verify)
+set -u
+. /usr/lib/rdmakit-vm/guest.sh
+
+verbs=0
+[ "${1:-}" = --verbs ] && verbs=1
+R=$VM_SHARE/results
+mkdir -p "$R"
+DEV=$VM_RXE GIDX=$VM_GID_INDEX
+
+# check NAME CMD...: runs CMD, records its output and status.
+check() {
+	local name=$1 rc
+	shift
+	step "$name: $*"
+	"$@" >"$R/$name.out" 2>&1
+	rc=$?
+	echo "$rc" >"$R/$name.rc"
+	cat "$R/$name.out"
+	echo "--- $name: exit $rc"
+}
+
+# pair NAME CMD...: CMD as a server, then CMD $VM_IP as its client (TCP
+# control port 18515); records NAME-server and NAME-client.
+pair() {
+	local name=$1 spid rc
+	shift
+	step "$name: $* (server and client on $DEV)"
+	timeout 120 "$@" >"$R/$name-server.out" 2>&1 &
+	spid=$!
+	if wait_tcp_listen 18515 30 2>"$R/$name-client.out"; then
+		timeout 120 "$@" "$VM_IP" >"$R/$name-client.out" 2>&1
+		echo $? >"$R/$name-client.rc"
+	else
+		echo 125 >"$R/$name-client.rc"
+		kill "$spid" 2>/dev/null
+	fi
+	wait "$spid"
+	rc=$?
+	echo "$rc" >"$R/$name-server.rc"
+	cat "$R/$name-server.out" "$R/$name-client.out"
+	echo "--- $name: server exit $rc, client exit $(cat "$R/$name-client.rc")"
+}
+
+# Ground truth for rdmakit devices: what the kernel says about rxe0, one
+# "index gid type netdev" a line for the GIDs in use (one grep for the whole
+# table: a process per entry of its hundreds costs half a minute under TCG).
+sysfs_gids() {
+	local p=/sys/class/infiniband/$DEV/ports/1 path gid i
+	grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' "$p"/gids/* |
+		while IFS=: read -r path gid; do
+			i=${path##*/}
+			echo "$i $gid $(tr ' ' _ <"$p/gid_attrs/types/$i") $(cat "$p/gid_attrs/ndevs/$i")"
+		done | sort -n
+}
+check sysfs_gids sysfs_gids
+check sysfs_port sh -c "cat /sys/class/infiniband/$DEV/ports/1/state /sys/class/infiniband/$DEV/ports/1/link_layer"
+check ibv_devices ibv_devices
+check ibv_devinfo ibv_devinfo -d "$DEV" -v
+check devices rdmakit devices
+check devices_json rdmakit -j devices
+check devices_dev_json rdmakit -j devices -d "$DEV"
+check devices_missing rdmakit devices -d nosuchdev
+
+pair write_bw ib_write_bw -d "$DEV" -x "$GIDX" -s 65536 -n 100
+pair send_lat ib_send_lat -d "$DEV" -x "$GIDX" -s 2 -n 200
+
+if [ "$verbs" = 1 ]; then
+	for op in write read send atomic; do
+		pair "rdmakit_bw_$op" rdmakit -j bw --engine verbs -d "$DEV" -x "$GIDX" --op "$op" --verify -n 50
+		pair "rdmakit_lat_$op" rdmakit -j lat --engine verbs -d "$DEV" -x "$GIDX" --op "$op" --verify -n 50
+	done
+	check rdmakit_bad_gid rdmakit bw --engine verbs -d "$DEV" -x 99 --loopback -n 5
+	check rdmakit_no_dev rdmakit bw --engine verbs -d nosuchdev --loopback -n 5
+fi
+check rxe_counters rxe_counters
+exit 0
