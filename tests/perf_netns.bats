@@ -17,6 +17,7 @@
 bats_require_minimum_version 1.5.0
 
 load test_helper
+load perf_helper
 
 setup() {
 	setup_rdmakit
@@ -58,9 +59,9 @@ teardown() {
 	true
 }
 
-# bg OUT ERR NS CMD...: CMD in namespace NS, in the background ('ip netns
+# bg_ns OUT ERR NS CMD...: CMD in namespace NS, in the background ('ip netns
 # exec' execs it, so $BG is CMD itself); killed in teardown.
-bg() {
+bg_ns() {
 	local out=$1 err=$2 ns=$3
 	shift 3
 	ip netns exec "$ns" "$@" >"$out" 2>"$err" </dev/null 3>&- &
@@ -68,26 +69,10 @@ bg() {
 	BG_PIDS+=("$BG")
 }
 
-# wait_pid PID SECONDS: WAIT_RC is PID's exit status; fails if it still runs.
-wait_pid() {
-	local pid=$1 ticks i
-	ticks=$(awk -v s="$2" 'BEGIN { printf "%d", s * 20 }')
-	for ((i = 0; i < ticks; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		fail "process $pid still runs after $2 s"
-		return 1
-	fi
-	WAIT_RC=0
-	wait "$pid" || WAIT_RC=$?
-}
-
 # serve CMD ARGS...: 'rdmakit CMD ARGS' as the server in NS_S; returns once
 # it listens.  Its pid is in SRV, its output in $BATS_TEST_TMPDIR/srv.*.
 serve() {
-	bg "$BATS_TEST_TMPDIR/srv.out" "$BATS_TEST_TMPDIR/srv.err" "$NS_S" "$RDMAKIT" "$@"
+	bg_ns "$BATS_TEST_TMPDIR/srv.out" "$BATS_TEST_TMPDIR/srv.err" "$NS_S" "$RDMAKIT" "$@"
 	SRV=$BG
 	local i
 	for ((i = 0; i < 100; i++)); do
@@ -113,15 +98,6 @@ server_done() {
 	[[ $WAIT_RC -eq 0 ]] || fail "the server exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/srv.err")"
 	grep -q '^ Runs served     : 1$' "$BATS_TEST_TMPDIR/srv.out" ||
 		fail "the server did not serve one run: $(cat "$BATS_TEST_TMPDIR/srv.out")"
-}
-
-now() {
-	date +%s.%N
-}
-
-elapsed_below() {
-	awk -v t0="$1" -v t1="$(now)" -v max="$2" 'BEGIN { d = t1 - t0;
-		if (d >= max) { printf "took %.2f s, limit %s s\n", d, max; exit 1 } }'
 }
 
 # udp_stat NS FIELD: a field of the Udp: lines of /proc/net/snmp in NS.
@@ -270,7 +246,7 @@ assert r["retransmits"] > 0, ("corrupted packets were not sent again", r)'
 		# about 0.3 s after the server is gone (lat may instead wait
 		# --timeout for an echo the dead server never sent).  Shorter
 		# timeouts also fire on a busy 2-core host with both ends polling.
-		bg "$BATS_TEST_TMPDIR/cli.out" "$BATS_TEST_TMPDIR/cli.err" "$NS_C" \
+		bg_ns "$BATS_TEST_TMPDIR/cli.out" "$BATS_TEST_TMPDIR/cli.err" "$NS_C" \
 			"$RDMAKIT" "$cmd" "$IP_S" -D 30 -s 4k -t 4 -u 14 --retry-cnt 3 --timeout 3
 		local cli=$BG
 		sleep 1
@@ -320,7 +296,7 @@ assert r["retransmits"] > 0, ("corrupted packets were not sent again", r)'
 	require_tool tshark "an independent decoder"
 	require_tool ethtool "one RoCEv2 packet per frame on the veth (tshark decodes no GSO aggregates)"
 	local f=$BATS_TEST_TMPDIR/bw.pcap i
-	bg "$BATS_TEST_TMPDIR/cap.out" "$BATS_TEST_TMPDIR/cap.err" "$NS_S" \
+	bg_ns "$BATS_TEST_TMPDIR/cap.out" "$BATS_TEST_TMPDIR/cap.err" "$NS_S" \
 		"$RDMAKIT" capture -i "$VETH_S" -w "$f" -U -B 65536
 	local cap=$BG
 	# /proc/net/packet is per namespace: a second line is the capture's socket.
