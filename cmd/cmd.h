@@ -104,6 +104,7 @@ int cmd_version(int argc, char **argv, const struct global_opts *g);
 int cmd_capture(int argc, char **argv, const struct global_opts *g);
 int cmd_bw(int argc, char **argv, const struct global_opts *g);
 int cmd_lat(int argc, char **argv, const struct global_opts *g);
+int cmd_incast(int argc, char **argv, const struct global_opts *g);
 int cmd_devices(int argc, char **argv, const struct global_opts *g);
 int cmd_top(int argc, char **argv, const struct global_opts *g);
 /* `rdmakit help CMD`: runs CMD's --help, or explains why it cannot. */

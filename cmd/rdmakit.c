@@ -13,7 +13,7 @@
 static const struct cmd_info commands[] = {
 	{ "bw", cmd_bw, "RDMA bandwidth test (perftest ib_*_bw vocabulary)" },
 	{ "lat", cmd_lat, "RDMA latency test with percentiles and histograms" },
-	{ "incast", NULL, "many-to-one and all-to-all fabric stress with PFC/ECN deltas" },
+	{ "incast", cmd_incast, "many-to-one and all-to-all fabric stress with PFC/ECN deltas" },
 	{ "capture", cmd_capture, "capture and decode RoCEv2/InfiniBand traffic, per-QP diagnosis" },
 	{ "top", cmd_top, "live monitor of RDMA port, PFC, ECN/CNP and retransmit counters" },
 	{ "devices", cmd_devices, "list RDMA devices, ports and GIDs, and soft-engine addresses" },

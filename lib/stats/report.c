@@ -123,6 +123,12 @@ static void rule(FILE *out)
 
 void report_table_begin(struct report *r, const struct report_col *cols, size_t ncols)
 {
+	report_table_begin_widths(r, cols, ncols, NULL);
+}
+
+void report_table_begin_widths(struct report *r, const struct report_col *cols, size_t ncols,
+			       const int *min_widths)
+{
 	if (ncols > REPORT_MAX_COLS)
 		ncols = REPORT_MAX_COLS;
 	r->cols = cols;
@@ -136,6 +142,8 @@ void report_table_begin(struct report *r, const struct report_col *cols, size_t 
 		r->widths[i] = (int)strlen(cols[i].heading);
 		if (r->widths[i] < 8)
 			r->widths[i] = 8;
+		if (min_widths && r->widths[i] < min_widths[i])
+			r->widths[i] = min_widths[i];
 		fprintf(r->out, " %-*s", r->widths[i], cols[i].heading);
 	}
 	fputc('\n', r->out);
@@ -218,6 +226,16 @@ static void print_text_value(FILE *out, int indent, const char *key, json_t *v)
 		return;
 	}
 	}
+}
+
+void report_results_object(struct report *r, const char *rows_key, json_t *obj)
+{
+	if (!r->json) {
+		json_decref(obj);
+		return;
+	}
+	json_object_set(obj, rows_key, json_object_get(r->doc, "results"));
+	json_object_set_new(r->doc, "results", obj);
 }
 
 void report_result(struct report *r, json_t *obj)

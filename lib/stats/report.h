@@ -69,10 +69,17 @@ void report_param(struct report *r, const char *label, const char *key,
 
 /* A table whose rows become the objects of "results". */
 void report_table_begin(struct report *r, const struct report_col *cols, size_t ncols);
+/* The same with least text widths per column (NULL or 0: the heading's). */
+void report_table_begin_widths(struct report *r, const struct report_col *cols, size_t ncols,
+			       const int *min_widths);
 void report_table_row(struct report *r, const struct report_value *vals);
 void report_table_end(struct report *r);
 /* JSON: adds key to the last row's object (takes ownership of v). */
 void report_row_attach(struct report *r, const char *key, json_t *v);
+
+/* JSON: makes "results" an object: obj with the table rows so far under
+ * rows_key (takes ownership of obj); text: frees obj. */
+void report_results_object(struct report *r, const char *rows_key, json_t *obj);
 
 /* One free-form result object (JSON) or "label: value" lines (text);
  * takes ownership of obj. */

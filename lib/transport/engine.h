@@ -23,6 +23,8 @@ struct xport_engine_ops {
 	int (*post_send)(void *qp, const struct xport_send_wr *wr, char *err);
 	int (*post_recv)(void *qp, const struct xport_recv_wr *wr, char *err);
 	int (*poll_cq)(void *cq, struct xport_wc *wc, int n);
+	/* Optional: sleeps until there may be progress to make (see xport_wait). */
+	void (*wait)(void *dev, int timeout_us);
 	void (*dev_counters)(void *dev, struct xport_counters *c);
 	void (*qp_counters)(void *qp, struct xport_counters *c);
 };

@@ -180,6 +180,13 @@ int xport_post_send(struct xport_qp *qp, const struct xport_send_wr *wr, char *e
 int xport_post_recv(struct xport_qp *qp, const struct xport_recv_wr *wr, char *err);
 /* Up to n completions; drives the engine's progress (soft). */
 int xport_poll_cq(struct xport_cq *cq, struct xport_wc *wc, int n);
+/*
+ * For callers that would rather sleep than busy-poll when a poll found
+ * nothing: blocks for at most timeout_us until the engine may have work
+ * (a packet arrived, a timer or the pacer is due), returning at once when
+ * it has some now.  Polling stays the only way to make progress.
+ */
+void xport_wait(struct xport_dev *d, int timeout_us);
 
 void xport_dev_counters(struct xport_dev *d, struct xport_counters *c);
 void xport_qp_counters(struct xport_qp *qp, struct xport_counters *c);

@@ -64,6 +64,8 @@ struct soft_link_ops {
 	int (*send)(struct soft_link *l, struct soft_pkt *pkts, int n);
 	/* Receives up to n packets without blocking; returns how many. */
 	int (*recv)(struct soft_link *l, struct soft_pkt *pkts, int n);
+	/* Blocks until a packet can be received or timeout_ns passes. */
+	void (*wait)(struct soft_link *l, uint64_t timeout_ns);
 	void (*close)(struct soft_link *l);
 };
 
@@ -239,6 +241,7 @@ void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t p
 /* soft_req.c: the requester. */
 void soft_req_transmit(struct soft_qp *qp);
 void soft_req_timers(struct soft_qp *qp);
+uint64_t soft_req_next_event_ns(struct soft_qp *qp);
 void soft_req_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf);
 void soft_req_flush(struct soft_qp *qp, enum xport_wc_status first_status);
 

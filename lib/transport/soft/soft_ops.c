@@ -280,6 +280,33 @@ static int soft_poll_cq(void *cqv, struct xport_wc *wc, int n)
 	return cq->overflow && !got ? -1 : got;
 }
 
+/* Sleeps on the link until a packet arrives or the earliest timer of any
+ * QP is due; returns at once when some QP can send or owes a response. */
+static void soft_wait(void *dev, int timeout_us)
+{
+	struct soft_dev *d = dev;
+	uint64_t now = soft_now_ns(), until = now + (uint64_t)timeout_us * 1000;
+
+	if (!d->link->ops->wait)
+		return;
+	d->now_ns = now;
+	for (int i = 0; i < d->qp_slots; i++) {
+		struct soft_qp *qp = d->qps[i];
+		uint64_t t;
+
+		if (!qp || qp->state != SOFT_QP_RTS)
+			continue;
+		if (qp->ack_due || qp->reads_count)
+			return;		/* the responder owes packets now */
+		t = soft_req_next_event_ns(qp);
+		if (t <= now)
+			return;
+		if (t < until)
+			until = t;
+	}
+	d->link->ops->wait(d->link, until - now);
+}
+
 static void soft_dev_counters(void *dev, struct xport_counters *c)
 {
 	*c = ((struct soft_dev *)dev)->ctr;
@@ -306,6 +333,7 @@ const struct xport_engine_ops soft_engine_ops = {
 	.post_send = soft_post_send,
 	.post_recv = soft_post_recv,
 	.poll_cq = soft_poll_cq,
+	.wait = soft_wait,
 	.dev_counters = soft_dev_counters,
 	.qp_counters = soft_qp_counters,
 };

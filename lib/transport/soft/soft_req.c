@@ -451,3 +451,37 @@ void soft_req_transmit(struct soft_qp *qp)
 		}
 	}
 }
+
+/*
+ * When this QP's requester next has something to do without a packet
+ * arriving: 0 (now), an absolute time (an RNR wait, the pacer, the ACK
+ * timeout), or UINT64_MAX (only an incoming packet can move it).
+ */
+uint64_t soft_req_next_event_ns(struct soft_qp *qp)
+{
+	uint64_t next = qp->deadline_ns ? qp->deadline_ns : UINT64_MAX;
+
+	if (qp->state != SOFT_QP_RTS || qp->sq_cur == qp->sq_tail)
+		return next;
+	if (qp->rnr_until_ns)
+		return qp->rnr_until_ns < next ? qp->rnr_until_ns : next;
+	{
+		struct soft_swqe *w = wqe(qp, qp->sq_cur);
+		uint32_t psn = w->assigned ? w->first_psn + (is_rd_atomic(w->wr.opcode) ?
+							     w->resp_pkts : qp->cur_pkt) : qp->next_psn;
+
+		if (!w->assigned && is_rd_atomic(w->wr.opcode) &&
+		    qp->rd_atomic_out >= qp->peer_max_rd_atomic)
+			return next;		/* a response frees a slot */
+		if (wire_psn_diff(psn, qp->una) >= SOFT_WINDOW)
+			return next;		/* an ACK opens the window */
+	}
+	if (qp->cc.limited && qp->cc.rc_gbps > 0 && qp->cc.tokens < (double)qp->pmtu) {
+		/* Gb/s = bits per ns: the pacer has a packet's worth then. */
+		uint64_t t = qp->dev->now_ns +
+			     (uint64_t)(((double)qp->pmtu - qp->cc.tokens) * 8 / qp->cc.rc_gbps) + 1;
+
+		return t < next ? t : next;
+	}
+	return 0;
+}

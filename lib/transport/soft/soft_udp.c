@@ -18,6 +18,8 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <poll.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdio.h>
@@ -341,6 +343,17 @@ static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 	return out;
 }
 
+static void udp_wait(struct soft_link *l, uint64_t timeout_ns)
+{
+	struct udp_link *u = (struct udp_link *)l;
+	struct pollfd p = { .fd = u->rx_fd, .events = POLLIN };
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u) };
+
+	if (u->rx_next < u->rx_count)
+		return;		/* read but not yet handed out */
+	ppoll(&p, 1, &ts, NULL);
+}
+
 static void udp_close(struct soft_link *l)
 {
 	struct udp_link *u = (struct udp_link *)l;
@@ -359,6 +372,7 @@ static const struct soft_link_ops udp_link_ops = {
 	.qp_close = udp_qp_close,
 	.send = udp_send,
 	.recv = udp_recv,
+	.wait = udp_wait,
 	.close = udp_close,
 };
 

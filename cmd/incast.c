@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmakit incast: N senders hit one receiver at once (or everyone sends
+ * to everyone), started together; one report with per-flow goodput,
+ * Jain's fairness, flow completion times, per-message latency under load
+ * and the counters that explain them.  Ranks come from --serve/HOST, or
+ * from the launcher (Open MPI, PMI, Slurm) with --coordinator.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "incast.h"
+#include "perf_cli.h"
+
+enum {
+	OPT_SERVE = OPT_PERF_CMD,
+	OPT_SENDERS,
+	OPT_WAIT_TIMEOUT,
+	OPT_LOCAL,
+	OPT_PATTERN,
+	OPT_BYTES,
+	OPT_COORDINATOR,
+	OPT_RANK,
+	OPT_SIZE,
+	OPT_LINK_GBPS,
+	OPT_EXPECT_GBPS,
+	OPT_EXPECT_FAIRNESS,
+};
+
+static const struct opt_spec incast_opts_spec[] = {
+	{ "serve", OPT_SERVE, NULL, "be the receiver and coordinator (rank 0)" },
+	{ "senders", OPT_SENDERS, "N", "coordinator: the senders to wait for" },
+	{ "wait-timeout", OPT_WAIT_TIMEOUT, "SECONDS", "how long to wait for them (default 60)" },
+	{ "local", OPT_LOCAL, "N", "sender: N senders from this process, each its own QPs" },
+	{ "pattern", OPT_PATTERN, "PATTERN", "incast (many to one, default) or all-to-all" },
+	{ "op", OPT_OP, "OP", "write (default) or send" },
+	{ "size", 's', "BYTES", "message size, k/m/g suffixes allowed (default 65536)" },
+	{ "duration", 'D', "SECONDS", "run every flow this long (default 5)" },
+	{ "bytes", OPT_BYTES, "BYTES", "move BYTES per flow instead, and time each flow" },
+	{ "qps", 'q', "N", "QPs per flow (default 1)" },
+	{ "coordinator", OPT_COORDINATOR, "HOST:PORT", "launcher mode: rank 0 serves at HOST:PORT" },
+	{ "rank", OPT_RANK, "N", "launcher mode: this process's rank (default: from the launcher)" },
+	{ "world-size", OPT_SIZE, "N", "launcher mode: the number of ranks (default: from the "
+					 "launcher)" },
+	{ "link-gbps", OPT_LINK_GBPS, "GBPS", "the receiver's link rate (default: its interface's)" },
+	{ "expect-gbps", OPT_EXPECT_GBPS, "GBPS", "exit 1 if the aggregate goodput is below GBPS" },
+	{ "expect-fairness", OPT_EXPECT_FAIRNESS, "JAIN", "exit 1 if Jain's index is below JAIN" },
+	{ "engine", OPT_ENGINE, "ENGINE", "auto, soft or verbs (default auto)" },
+	{ "bind", OPT_BIND, "ADDR", "soft engine: local address (default: the one the control "
+				    "connection uses)" },
+	{ "port", 'p', "PORT", "control (TCP) port (default 18515)" },
+	{ "udp-port", OPT_UDP_PORT_P, "PORT", "soft engine: UDP port (default 4791)" },
+	{ "ib-dev", 'd', "DEV", "verbs engine: RDMA device" },
+	{ "ib-port", 'i', "PORT", "verbs engine: device port (default 1)" },
+	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2)" },
+	{ "tx-depth", 't', "N", "messages in flight per QP (default 128)" },
+	{ "rx-depth", 'r', "N", "receives posted per QP (send; default 512)" },
+	{ "mtu", 'm', "BYTES", "path MTU: 256, 512, 1024, 2048 or 4096" },
+	{ "tos", 'T', "TOS", "IP type of service (DSCP << 2); the engine sets ECN" },
+	{ "qp-timeout", 'u', "N", "local ACK timeout, 4.096 us * 2^N (default 14)" },
+	{ "retry-cnt", OPT_RETRY_CNT, "N", "transport retries, 0..7 (default 7)" },
+	{ "rnr-retry", OPT_RNR_RETRY, "N", "RNR retries, 0..7; 7 = forever (default 7)" },
+	{ "verify", OPT_VERIFY, NULL, "check every byte received; exit 1 on a mismatch" },
+	{ "timeout", OPT_TIMEOUT, "SECONDS", "wait this long for a peer's answer (default 10)" },
+	OPTS_END,
+};
+
+static const struct cmd_usage incast_usage = {
+	.cmd = "incast",
+	.synopsis = "--serve --senders N [OPTIONS]   (receiver and coordinator)\n"
+		    "[OPTIONS] HOST                  (one sender joining HOST's run)\n"
+		    "--local N [OPTIONS] HOST        (N senders from this host)\n"
+		    "--coordinator HOST:PORT [OPTIONS] (under mpirun, srun or pdsh)",
+	.description = "Many-to-one (incast) and all-to-all stress: every flow starts at once; "
+		       "one report\nwith per-flow goodput, Jain's fairness index, flow completion "
+		       "times, per-message\nlatency under load, and the retransmission, ECN/CNP "
+		       "and PFC counter deltas.",
+	.opts = incast_opts_spec,
+};
+
+struct incast_cli {
+	struct perf_cli c;
+	struct incast_opts o;
+	bool serve, senders_set, bytes_set, local_set;
+	const char *coordinator;
+	int rank, size;
+	double link_gbps, expect_gbps, expect_fairness;
+};
+
+static int incast_opt(void *ctx, int key, const char *arg)
+{
+	static const char *const patterns[] = { "incast", "all-to-all", NULL };
+	static const char *const ops[] = { "write", "send", NULL };
+	struct incast_cli *x = ctx;
+	uint64_t v;
+	int rc, idx;
+
+	switch (key) {
+	case OPT_SERVE: x->serve = true; return 0;
+	case OPT_SENDERS:
+		rc = parse_u64("incast", "--senders", arg, 1, INCAST_MAX_RANKS - 1, false, &v);
+		x->o.senders = (unsigned)v;
+		x->senders_set = true;
+		return rc;
+	case OPT_WAIT_TIMEOUT:
+		return parse_double("incast", "--wait-timeout", arg, 0.1, 86400, &x->o.wait_timeout_s);
+	case OPT_LOCAL:
+		rc = parse_u64("incast", "--local", arg, 1, INCAST_MAX_RANKS - 1, false, &v);
+		x->o.local = (unsigned)v;
+		x->local_set = true;
+		return rc;
+	case OPT_PATTERN:
+		rc = parse_choice("incast", "--pattern", arg, patterns, &idx);
+		x->o.pattern = (enum incast_pattern)idx;
+		x->c.o.explicit_set |= INCAST_SET_PATTERN;
+		return rc;
+	case OPT_OP:	/* incast moves data one way: write or send */
+		rc = parse_choice("incast", "--op", arg, ops, &idx);
+		x->c.o.op = idx ? PERF_SEND : PERF_WRITE;
+		x->c.o.explicit_set |= PERF_SET_OP;
+		return rc;
+	case OPT_BYTES:
+		rc = parse_u64("incast", "--bytes", arg, 1, 1ULL << 50, true, &x->o.flow_bytes);
+		x->bytes_set = true;
+		x->c.o.explicit_set |= INCAST_SET_BYTES;
+		return rc;
+	case OPT_COORDINATOR: x->coordinator = arg; return 0;
+	case OPT_RANK:
+		rc = parse_u64("incast", "--rank", arg, 0, INCAST_MAX_RANKS - 1, false, &v);
+		x->rank = (int)v;
+		return rc;
+	case OPT_SIZE:
+		rc = parse_u64("incast", "--world-size", arg, 2, INCAST_MAX_RANKS, false, &v);
+		x->size = (int)v;
+		return rc;
+	case OPT_LINK_GBPS:
+		return parse_double("incast", "--link-gbps", arg, 0.001, 1e6, &x->link_gbps);
+	case OPT_EXPECT_GBPS:
+		return parse_double("incast", "--expect-gbps", arg, 0, 1e6, &x->expect_gbps);
+	case OPT_EXPECT_FAIRNESS:
+		return parse_double("incast", "--expect-fairness", arg, 0, 1, &x->expect_fairness);
+	}
+	rc = perf_cli_option(&x->c, key, arg);
+	return rc == 1 ? EXIT_USAGE : rc;
+}
+
+/* The launcher's rank and size: Open MPI, then PMI, then Slurm. */
+static void launcher_env(int *rank, int *size)
+{
+	static const char *const vars[][2] = {
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
+		{ "PMI_RANK", "PMI_SIZE" },
+		{ "SLURM_PROCID", "SLURM_NTASKS" },
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *r = getenv(vars[i][0]), *s = getenv(vars[i][1]);
+
+		if (r && s && *r && *s) {
+			if (*rank < 0)
+				*rank = atoi(r);
+			if (*size < 0)
+				*size = atoi(s);
+			return;
+		}
+	}
+}
+
+/* HOST:PORT, [V6]:PORT; the host part is copied to host (cap bytes). */
+static int split_host_port(const char *arg, char *host, size_t cap, uint16_t *port)
+{
+	const char *colon = arg[0] == '[' ? strstr(arg, "]:") : strrchr(arg, ':');
+	size_t hl;
+	uint64_t v;
+
+	if (!colon)
+		return usage_error("incast", "invalid value '%s' for --coordinator: expected "
+				   "HOST:PORT", arg);
+	hl = arg[0] == '[' ? (size_t)(colon - arg - 1) : (size_t)(colon - arg);
+	if (hl == 0 || hl >= cap)
+		return usage_error("incast", "invalid value '%s' for --coordinator: expected "
+				   "HOST:PORT", arg);
+	memcpy(host, arg[0] == '[' ? arg + 1 : arg, hl);
+	host[hl] = '\0';
+	if (parse_u64("incast", "--coordinator port", colon + (arg[0] == '[' ? 2 : 1), 1, 65535,
+		      false, &v))
+		return EXIT_USAGE;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/* Which role: coordinator or member, from the operands and the launcher. */
+static int finish(struct incast_cli *x, int argc, char **argv, int first, char *host,
+		  size_t cap)
+{
+	struct incast_opts *o = &x->o;
+	int operands = argc - first;
+
+	if (x->c.iters_set || x->c.all)
+		return usage_error("incast", "incast runs by time (-D) or bytes per flow (--bytes)");
+	if (x->bytes_set && x->c.duration_set)
+		return usage_error("incast", "-D/--duration and --bytes exclude each other: give one");
+	if ((x->c.ib_dev || x->c.gid_index >= 0) && (!x->c.o.engine ||
+						     strcmp(x->c.o.engine, "verbs")))
+		return usage_error("incast", "-d/--ib-dev and -x/--gid-index select a device for "
+				   "--engine verbs; the soft engine uses --bind ADDR");
+	if (x->c.o.size < 1)
+		return usage_error("incast", "-s/--size must be at least 1 byte");
+	if (x->coordinator) {
+		if (operands || x->serve || x->local_set)
+			return usage_error("incast", "--coordinator takes the role from the launcher: "
+					   "drop --serve, --local and HOST");
+		if (split_host_port(x->coordinator, host, cap, &x->c.o.port))
+			return EXIT_USAGE;
+		launcher_env(&x->rank, &x->size);
+		if (x->size < 2)
+			return usage_error("incast", "--coordinator: the number of ranks is unknown; run "
+					   "under mpirun/srun, or give --world-size N (and --rank)");
+		if (x->rank >= x->size)
+			return usage_error("incast", "--rank %d is not below the %d ranks", x->rank,
+					   x->size);
+		x->serve = x->rank == 0;
+		o->senders = (unsigned)x->size - 1;
+		o->rank = x->rank;
+		if (x->serve)
+			o->listen = NULL;	/* every address: HOST may name this one */
+		else
+			x->c.o.host = host;
+		return 0;
+	}
+	if (x->serve) {
+		if (operands)
+			return usage_error("incast", "--serve waits for senders: drop HOST '%s'",
+					   argv[first]);
+		if (!x->senders_set)
+			return usage_error("incast", "--serve needs --senders N: how many senders to "
+					   "wait for");
+		if (x->local_set)
+			return usage_error("incast", "--local is for senders: drop it, or drop --serve");
+		return 0;
+	}
+	if (operands != 1)
+		return usage_error("incast", operands ? "unexpected argument '%s'; give one HOST "
+				   "(the coordinator)" : "give the coordinator's HOST, or --serve to be "
+				   "it%s", operands ? argv[first + 1] : "");
+	if (x->senders_set)
+		return usage_error("incast", "--senders is for the coordinator: drop it, or use "
+				   "--serve");
+	x->c.o.host = argv[first];
+	o->rank = -1;
+	return 0;
+}
+
+static void preamble(struct report *r, const struct incast_result *res, bool coordinator)
+{
+	const struct perf_opts *t = &res->test;
+	char who[64];
+
+	report_param(r, "Pattern", "pattern", REPORT_STR, RV_STR(incast_pattern_name(res->pattern)));
+	report_param(r, "Role", "role", REPORT_STR, RV_STR(coordinator ? "coordinator" : "sender"));
+	snprintf(who, sizeof(who), "%u", res->participants);
+	report_param(r, "Participants", "participants", REPORT_U64, RV_U64(res->participants));
+	report_param(r, "Engine", "engine", REPORT_STR, RV_STR(res->engine));
+	report_param(r, "Local address", "local_address", REPORT_STR, RV_STR(res->local_addr));
+	report_param(r, "Operation", "op", REPORT_STR, RV_STR(perf_op_name(t->op)));
+	report_param(r, "Message size", "size_bytes", REPORT_U64, RV_U64(t->size));
+	if (res->flow_bytes)
+		report_param(r, "Bytes per flow", "flow_bytes", REPORT_U64, RV_U64(res->flow_bytes));
+	else
+		report_param(r, "Duration", "duration_s", REPORT_DOUBLE, RV_DBL(t->duration));
+	report_param(r, "QPs per flow", "qps", REPORT_U64, RV_U64(t->qps));
+	report_param(r, "TX depth", "tx_depth", REPORT_U64, RV_U64(t->tx_depth));
+	report_param(r, "Mtu", "mtu_bytes", REPORT_U64, RV_U64(res->mtu));
+	report_param(r, "Verify", "verify", REPORT_BOOL, RV_BOOL(t->verify));
+}
+
+static void flows_table(struct report *r, const struct incast_result *res)
+{
+	static const struct report_col cols[] = {
+		{ "flow", "flow", REPORT_U64, 0 },
+		{ "src", "src_rank", REPORT_U64, 0 },
+		{ "dst", "dst_rank", REPORT_U64, 0 },
+		{ "sender", "sender", REPORT_STR, 0 },
+		{ "receiver", "receiver", REPORT_STR, 0 },
+		{ "#bytes", "bytes", REPORT_U64, 0 },
+		{ "#messages", "messages", REPORT_U64, 0 },
+		{ "goodput[Gb/sec]", "goodput_gbps", REPORT_DOUBLE, 3 },
+		{ "fct[usec]", "fct_us", REPORT_STR, 0 },
+		{ "status", "status", REPORT_STR, 0 },
+		{ NULL, "seconds", REPORT_DOUBLE, 6 },
+	};
+	int widths[sizeof(cols) / sizeof(cols[0])] = { 0 };
+
+	/* Names are as wide as their addresses: size the columns to fit. */
+	for (unsigned i = 0; i < res->participants && i < INCAST_MAX_RANKS; i++)
+		if ((int)strlen(res->names[i]) > widths[3])
+			widths[3] = widths[4] = (int)strlen(res->names[i]);
+	report_table_begin_widths(r, cols, sizeof(cols) / sizeof(cols[0]), widths);
+	for (unsigned i = 0; i < res->nflows; i++) {
+		const struct incast_flow *f = &res->flows[i];
+		char fct[32];
+		const char *status = f->failed ? "failed" :
+				     (res->test.verify && !f->verified) ? "corrupt" : "ok";
+		struct report_value v[] = {
+			RV_U64(f->id), RV_U64(f->src), RV_U64(f->dst),
+			RV_STR(res->names[f->src % INCAST_MAX_RANKS]),
+			RV_STR(res->names[f->dst % INCAST_MAX_RANKS]), RV_U64(f->bytes),
+			RV_U64(f->messages), RV_DBL(f->goodput_gbps), RV_STR(fct), RV_STR(status),
+			RV_DBL(f->seconds),
+		};
+
+		snprintf(fct, sizeof(fct), f->fct_us >= 0 ? "%.1f" : "-", f->fct_us);
+		report_table_row(r, v);
+		/* JSON: numbers and nulls, not the table's text. */
+		report_row_attach(r, "fct_us", f->fct_us >= 0 ? json_real(f->fct_us) : json_null());
+		if (f->failed)
+			report_row_attach(r, "error", json_string(f->error));
+	}
+	report_table_end(r);
+}
+
+static json_t *percentiles_us(const struct hist *h)
+{
+	if (!hist_count(h))
+		return json_null();
+	return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t)hist_count(h),
+			 "p50", hist_percentile(h, 50) / 1e3, "p90", hist_percentile(h, 90) / 1e3,
+			 "p99", hist_percentile(h, 99) / 1e3, "p99_9", hist_percentile(h, 99.9) / 1e3,
+			 "max", hist_max(h) / 1e3, "avg", hist_mean(h) / 1e3);
+}
+
+static json_t *counters_json(const struct incast_result *res)
+{
+	json_t *c = json_object();
+
+	for (unsigned i = 0; i < res->ncounters; i++) {
+		const struct incast_counter *k = &res->counters[i];
+		json_t *src = json_object_get(c, k->source);
+
+		if (!src) {
+			src = json_object();
+			json_object_set_new(c, k->source, src);
+		}
+		json_object_set_new(src, k->name, json_integer((json_int_t)k->delta));
+	}
+	return c;
+}
+
+static void summary_text(FILE *out, const struct incast_result *res, double link_gbps)
+{
+	const struct hist *h = &res->latency;
+
+	fprintf(out, " Aggregate goodput[Gb/sec] : %.3f", res->aggregate_gbps);
+	if (link_gbps > 0 && res->pattern == INCAST_MANY_TO_ONE)
+		fprintf(out, " (%.1f%% of the receiver's %g Gb/s link)",
+			100 * res->aggregate_gbps / link_gbps, link_gbps);
+	fprintf(out, "\n Fairness (Jain's index)   : %.4f over %u flows\n", res->fairness_jain,
+		res->fair_flows);
+	if (res->has_fct)
+		fprintf(out, " FCT[usec] p50/p99/max     : %.1f / %.1f / %.1f\n", res->fct_p50_us,
+			res->fct_p99_us, res->fct_max_us);
+	else
+		fprintf(out, " FCT[usec]                 : - (every flow ran -D seconds)\n");
+	if (hist_count(h))
+		fprintf(out, " Latency[usec] p50/p90/p99/p99.9/max : %.2f / %.2f / %.2f / %.2f / %.2f"
+			" (post to completion, %llu messages)\n", hist_percentile(h, 50) / 1e3,
+			hist_percentile(h, 90) / 1e3, hist_percentile(h, 99) / 1e3,
+			hist_percentile(h, 99.9) / 1e3, hist_max(h) / 1e3,
+			(unsigned long long)hist_count(h));
+	fprintf(out, " Counters over the run (deltas):\n");
+	for (unsigned i = 0; i < res->ncounters; i++) {
+		const char *src = res->counters[i].source;
+		bool seen = false;
+		int col;
+
+		for (unsigned j = 0; j < i && !seen; j++)
+			seen = !strcmp(res->counters[j].source, src);
+		if (seen)
+			continue;	/* printed with its first counter */
+		col = fprintf(out, "   %-10s", src);
+		for (unsigned j = i; j < res->ncounters; j++) {
+			if (strcmp(res->counters[j].source, src))
+				continue;
+			if (col > 70) {
+				fprintf(out, "\n");
+				col = fprintf(out, "   %-10s", "");
+			}
+			col += fprintf(out, " %s %llu", res->counters[j].name,
+				       (unsigned long long)res->counters[j].delta);
+		}
+		fprintf(out, "\n");
+	}
+}
+
+static void summary(struct report *r, const struct incast_result *res, double link_gbps)
+{
+	json_t *agg, *obj;
+
+	if (!r->json) {
+		summary_text(r->out, res, link_gbps);
+		return;
+	}
+	agg = json_pack("{s:f, s:f}", "goodput_gbps", res->aggregate_gbps, "seconds", res->seconds);
+	if (link_gbps > 0 && res->pattern == INCAST_MANY_TO_ONE) {
+		json_object_set_new(agg, "link_gbps", json_real(link_gbps));
+		json_object_set_new(agg, "link_share", json_real(res->aggregate_gbps / link_gbps));
+	} else {
+		json_object_set_new(agg, "link_gbps", json_null());
+		json_object_set_new(agg, "link_share", json_null());
+	}
+	obj = json_pack("{s:o, s:f, s:o, s:o, s:o, s:i}", "aggregate", agg, "fairness_jain",
+			res->fairness_jain, "fct_us", res->has_fct ? json_pack("{s:f, s:f, s:f}",
+			"p50", res->fct_p50_us, "p99", res->fct_p99_us, "max", res->fct_max_us) :
+			json_null(), "latency_us", percentiles_us(&res->latency), "counters",
+			counters_json(res), "failed_participants", res->failed_participants);
+	report_results_object(r, "flows", obj);
+}
+
+/* Exit code from the result: failures, corruption, thresholds. */
+static int verdict(struct report *r, const struct incast_cli *x, const struct incast_result *res)
+{
+	int rc = EXIT_OK;
+
+	for (unsigned i = 0; i < res->nflows; i++) {
+		const struct incast_flow *f = &res->flows[i];
+
+		if (f->failed) {
+			report_error(r, "flow %u (%s -> %s): %s", f->id, res->names[f->src],
+				     res->names[f->dst], f->error);
+			rc = EXIT_RUNTIME;
+		} else if (res->test.verify && !f->verified && rc == EXIT_OK) {
+			report_error(r, "--verify: flow %u (%s -> %s) delivered wrong data", f->id,
+				     res->names[f->src], res->names[f->dst]);
+			rc = EXIT_CHECK_FAILED;
+		}
+	}
+	if (res->interrupted && rc == EXIT_OK)
+		rc = EXIT_RUNTIME;
+	if (rc == EXIT_OK && x->expect_gbps > 0 && res->aggregate_gbps < x->expect_gbps) {
+		report_error(r, "aggregate goodput %.3f Gb/s is below --expect-gbps %g",
+			     res->aggregate_gbps, x->expect_gbps);
+		rc = EXIT_CHECK_FAILED;
+	}
+	if (rc == EXIT_OK && x->expect_fairness > 0 && res->fairness_jain < x->expect_fairness) {
+		report_error(r, "Jain's fairness index %.4f is below --expect-fairness %g",
+			     res->fairness_jain, x->expect_fairness);
+		rc = EXIT_CHECK_FAILED;
+	}
+	return rc;
+}
+
+int cmd_incast(int argc, char **argv, const struct global_opts *gin)
+{
+	struct global_opts g = *gin;
+	struct incast_cli *x = calloc(1, sizeof(*x));
+	struct incast_result *res = calloc(1, sizeof(*res));
+	char host[256], err[XPORT_ERR_LEN];
+	struct report r;
+	int first, rc;
+
+	if (!x || !res) {
+		free(x);
+		free(res);
+		return runtime_error("incast", "out of memory");
+	}
+	perf_cli_init(&x->c, "incast", false);
+	x->c.o.duration = 5;
+	x->c.o.iters = 0;
+	x->o.local = 1;
+	x->o.wait_timeout_s = 60;
+	x->rank = x->size = -1;
+	rc = opts_parse(&incast_usage, argc, argv, &g, incast_opt, x, &first);
+	if (rc) {
+		rc = rc < 0 ? EXIT_OK : rc;
+		goto out;
+	}
+	rc = finish(x, argc, argv, first, host, sizeof(host));
+	if (rc)
+		goto out;
+	x->o.p = x->c.o;
+	perf_cli_signals();
+	report_init(&r, "incast", RDMAKIT_VERSION, g.json, g.pretty, stdout, stderr);
+	if (x->serve) {
+		if (!g.json && !x->coordinator)
+			printf("Waiting for %u senders on port %u...\n", x->o.senders, x->o.p.port);
+		fflush(stdout);
+		rc = incast_coordinate(&x->o, res, err);
+	} else {
+		rc = incast_join(&x->o, res, err);
+	}
+	if (rc < 0) {
+		report_error(&r, "%s", err);
+		report_finish(&r);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	if (x->serve || !x->coordinator) {	/* launcher ranks > 0 stay quiet */
+		double link = x->link_gbps > 0 ? x->link_gbps : incast_link_gbps(res->local_addr);
+
+		preamble(&r, res, x->serve);
+		flows_table(&r, res);
+		summary(&r, res, x->serve ? link : 0);
+	}
+	rc = verdict(&r, x, res);
+	report_finish(&r);
+out:
+	incast_result_free(res);
+	free(res);
+	free(x);
+	return rc;
+}
