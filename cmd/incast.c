@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "incast.h"
 #include "perf_cli.h"
@@ -219,6 +220,14 @@ static int finish(struct incast_cli *x, int argc, char **argv, int first, char *
 		if (x->rank >= x->size)
 			return usage_error("incast", "--rank %d is not below the %d ranks", x->rank,
 					   x->size);
+		if (x->rank < 0) {
+			char err[XPORT_ERR_LEN];
+
+			/* No rank from anywhere (pdsh, ssh loops): whoever binds
+			 * HOST:PORT first is rank 0, the rest join in order. */
+			if (oob_listen(host, x->c.o.port, &o->listen_fd, err) == 0)
+				x->rank = 0;
+		}
 		x->serve = x->rank == 0;
 		o->senders = (unsigned)x->size - 1;
 		o->rank = x->rank;
@@ -455,6 +464,7 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	struct incast_cli *x = calloc(1, sizeof(*x));
 	struct incast_result *res = calloc(1, sizeof(*res));
 	char host[256], err[XPORT_ERR_LEN];
+	FILE *quiet = NULL;
 	struct report r;
 	int first, rc;
 
@@ -467,6 +477,7 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	x->c.o.duration = 5;
 	x->c.o.iters = 0;
 	x->o.local = 1;
+	x->o.listen_fd = -1;
 	x->o.wait_timeout_s = 60;
 	x->rank = x->size = -1;
 	rc = opts_parse(&incast_usage, argc, argv, &g, incast_opt, x, &first);
@@ -479,7 +490,10 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 		goto out;
 	x->o.p = x->c.o;
 	perf_cli_signals();
-	report_init(&r, "incast", RDMAKIT_VERSION, g.json, g.pretty, stdout, stderr);
+	/* Under a launcher only rank 0 reports; the others print only errors. */
+	quiet = x->coordinator && !x->serve ? fopen("/dev/null", "w") : NULL;
+	report_init(&r, "incast", RDMAKIT_VERSION, g.json, g.pretty, quiet ? quiet : stdout,
+		    stderr);
 	if (x->serve) {
 		if (!g.json && !x->coordinator)
 			printf("Waiting for %u senders on port %u...\n", x->o.senders, x->o.p.port);
@@ -494,7 +508,7 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	if (x->serve || !x->coordinator) {	/* launcher ranks > 0 stay quiet */
+	{
 		double link = x->link_gbps > 0 ? x->link_gbps : incast_link_gbps(res->local_addr);
 
 		preamble(&r, res, x->serve);
@@ -504,6 +518,8 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	rc = verdict(&r, x, res);
 	report_finish(&r);
 out:
+	if (quiet)
+		fclose(quiet);
 	incast_result_free(res);
 	free(res);
 	free(x);

@@ -35,6 +35,7 @@ struct incast_opts {
 	int rank;			/* launcher rank (-1: in order of arrival) */
 	double wait_timeout_s;		/* coordinator: for every participant to join */
 	const char *listen;		/* coordinator: control address (NULL: all) */
+	int listen_fd;			/* coordinator: already listening (-1: listen here) */
 };
 
 /* One flow as the report shows it. */

@@ -418,7 +418,7 @@ static int gather(struct coord *k, char *err)
 
 int incast_coordinate(struct incast_opts *o, struct incast_result *r, char *err)
 {
-	struct coord k = { .o = o, .r = r, .listen_fd = -1 };
+	struct coord k = { .o = o, .r = r };
 	int rc = -1;
 
 	memset(r, 0, sizeof(*r));
@@ -429,7 +429,9 @@ int incast_coordinate(struct incast_opts *o, struct incast_result *r, char *err)
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		goto out;
 	}
-	if (oob_listen(o->listen, o->p.port, &k.listen_fd, err) < 0 || gather(&k, err) < 0 ||
+	k.listen_fd = o->listen_fd;
+	if ((k.listen_fd < 0 && oob_listen(o->listen, o->p.port, &k.listen_fd, err) < 0) ||
+	    gather(&k, err) < 0 ||
 	    setup(&k, err) < 0 || start_all(&k, err) < 0) {
 		for (unsigned i = 0; i < k.nm; i++)
 			oob_send_error(&k.m[i].c, err);

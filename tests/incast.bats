@@ -1,0 +1,264 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# rdmakit incast on the soft engine over loopback, no root needed: many-to-one
+# and all-to-all runs, the report's arithmetic re-done from its own per-flow
+# numbers (aggregate, Jain's index, FCT percentiles), --verify, adoption of
+# the senders' test and refusal of conflicting settings, a sender killed
+# mid-run, a coordinator whose senders never come, launcher mode under
+# Open MPI's mpirun and without a launcher (pdsh-style), and usage errors.
+#
+# Every background rdmakit is killed in teardown, and every wait on one is
+# bounded, so a hang fails a test instead of the suite.  The runs are short
+# (-D 1) and sleep on the engine when idle, so they share 2 cores well.
+
+bats_require_minimum_version 1.5.0
+
+load test_helper
+load perf_helper
+
+setup() {
+	setup_rdmakit
+	# Loopback addresses of this test's own: the coordinator's and a sender's.
+	local net=$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))
+	ADDR=127.$net.2
+	ADDR2=127.$net.3
+	ADDR3=127.$net.4
+	PORT=$(free_port)
+	BG_PIDS=()
+}
+
+teardown() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	true
+}
+
+# coordinator ARGS...: starts `rdmakit incast --serve` on ADDR:PORT in the
+# background (stdout $BATS_TEST_TMPDIR/co.out, stderr co.err); CO is its pid.
+coordinator() {
+	bg "$BATS_TEST_TMPDIR/co.out" "$BATS_TEST_TMPDIR/co.err" \
+		"$RDMAKIT" incast --serve -p "$PORT" --bind "$ADDR" "$@"
+	CO=$BG
+	wait_listen "$PORT"
+}
+
+# json_check PYTHON: runs PYTHON with d = the coordinator's JSON document.
+json_check() {
+	python3 - "$BATS_TEST_TMPDIR/co.out" <<EOF
+import json, sys, math
+d = json.load(open(sys.argv[1]))
+r = d["results"]
+def close(a, b, rel=1e-6):
+    assert abs(a - b) <= rel * max(abs(a), abs(b), 1e-12), (a, b)
+$1
+EOF
+}
+
+@test "incast --local 3: three flows into one receiver, one report whose sums and Jain's index check out" {
+	coordinator --senders 3 --json
+	run -0 timeout 30 "$RDMAKIT" incast --local 3 -p "$PORT" --bind "$ADDR2" -D 1 "$ADDR"
+	assert_line --regexp '^ Role +: sender$'
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/co.err"; false; }
+	json_check '
+p = d["params"]
+assert p["pattern"] == "incast" and p["role"] == "coordinator" and p["participants"] == 4
+assert p["op"] == "write" and p["duration_s"] == 1 and p["size_bytes"] == 65536
+f = r["flows"]
+assert [(x["src_rank"], x["dst_rank"]) for x in f] == [(1, 0), (2, 0), (3, 0)], f
+assert all(x["status"] == "ok" and x["bytes"] > 0 and x["fct_us"] is None for x in f)
+assert all(x["bytes"] == x["messages"] * 65536 for x in f)
+assert [x["sender"] for x in f] == ["%s#%d" % ("'"$ADDR2"'", i) for i in (1, 2, 3)], f
+assert all(x["receiver"] == "'"$ADDR"'" for x in f)
+# Every flow ran about -D seconds from the common start.
+assert all(0.9 < x["seconds"] < 3 for x in f), f
+g = [x["goodput_gbps"] for x in f]
+for x in f:
+    close(x["goodput_gbps"], x["bytes"] * 8 / x["seconds"] / 1e9, 1e-3)
+close(r["fairness_jain"], sum(g) ** 2 / (len(g) * sum(v * v for v in g)), 1e-6)
+close(r["aggregate"]["goodput_gbps"], sum(x["bytes"] for x in f) * 8 / max(x["seconds"] for x in f) / 1e9, 1e-3)
+assert r["fct_us"] is None and r["failed_participants"] == 0
+l = r["latency_us"]
+assert l["count"] == sum(x["messages"] for x in f)
+assert 0 < l["p50"] <= l["p90"] <= l["p99"] <= l["p99_9"] <= l["max"] * 1.01
+e = r["counters"]["engine"]
+# The receiver and the senders both count: every data packet sent was received.
+assert e["tx_packets"] > 0 and e["icrc_errors"] == 0 and e["retransmits"] == 0
+assert "InCEPkts" in r["counters"]["IpExt"]
+'
+}
+
+@test "incast --bytes: every flow moves exactly BYTES and the FCT percentiles are its own flows' times" {
+	coordinator --senders 2 --json
+	bg "$BATS_TEST_TMPDIR/s1.out" "$BATS_TEST_TMPDIR/s1.err" \
+		"$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" --bytes 3000000 -s 64k -q 2 "$ADDR"
+	local s1=$BG
+	run -0 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR3" "$ADDR"
+	wait_pid "$s1" 20
+	[ "$WAIT_RC" -eq 0 ]
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ]
+	json_check '
+f = r["flows"]
+assert len(f) == 2 and d["params"]["flow_bytes"] == 3000000 and d["params"]["qps"] == 2
+# 3000000 = 45 full 64 KiB messages and one of 50880 bytes.
+assert all(x["bytes"] == 3000000 and x["messages"] == 46 for x in f), f
+fct = sorted(x["fct_us"] for x in f)
+close(r["fct_us"]["max"], fct[-1], 1e-9)
+close(r["fct_us"]["p50"], fct[0], 1e-9)    # nearest rank of 2 values
+close(r["fct_us"]["p99"], fct[-1], 1e-9)
+for x in f:
+    close(x["fct_us"], x["seconds"] * 1e6, 1e-6)
+'
+}
+
+@test "incast --pattern all-to-all: every ordered pair of 3 participants is a flow, --verify checks every byte" {
+	coordinator --senders 2 --pattern all-to-all --verify --json
+	bg "$BATS_TEST_TMPDIR/s1.out" "$BATS_TEST_TMPDIR/s1.err" \
+		"$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -D 1 "$ADDR"
+	local s1=$BG
+	run -0 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR3" "$ADDR"
+	wait_pid "$s1" 20
+	[ "$WAIT_RC" -eq 0 ]
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ]
+	json_check '
+f = r["flows"]
+assert sorted((x["src_rank"], x["dst_rank"]) for x in f) == [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+assert all(x["status"] == "ok" and x["bytes"] > 0 for x in f), f
+assert d["params"]["pattern"] == "all-to-all" and d["params"]["verify"] is True
+assert r["aggregate"]["link_share"] is None   # no single receiver link
+'
+}
+
+@test "incast --op send --verify: SENDs land in posted receives and are checked on arrival" {
+	coordinator --senders 1
+	run -0 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" --op send --verify -s 4096 -D 1 "$ADDR"
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ]
+	run cat "$BATS_TEST_TMPDIR/co.out"
+	assert_line --regexp '^ Operation +: send$'
+	assert_line --regexp '^ Verify +: yes$'
+	assert_line --regexp "^ 1 +1 +0 +$ADDR2 +$ADDR +[1-9][0-9]* +[1-9][0-9]* +[0-9.]+ +- +ok"
+}
+
+@test "the coordinator adopts what it did not set, and refuses a sender that contradicts what it did set" {
+	coordinator --senders 1 -s 4096 --json
+	run -3 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -s 8192 -D 1 "$ADDR"
+	assert_output --partial "asked for -s 8192, but this run has -s 4096"
+	# The coordinator keeps waiting for a sender that agrees.
+	kill -0 "$CO"
+	run -0 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -q 2 -D 1 "$ADDR"
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ]
+	json_check '
+assert d["params"]["size_bytes"] == 4096 and d["params"]["qps"] == 2
+assert r["flows"][0]["bytes"] % 4096 == 0
+'
+}
+
+@test "two senders that disagree: the second is refused naming both values" {
+	coordinator --senders 2
+	bg "$BATS_TEST_TMPDIR/s1.out" "$BATS_TEST_TMPDIR/s1.err" \
+		"$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -D 1 "$ADDR"
+	sleep 0.5
+	run -3 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR3" --bytes 1m "$ADDR"
+	assert_output --regexp "asked for --bytes, but this run goes by -D: give -D or --bytes to one side only"
+}
+
+@test "a sender killed mid-run is reported by name; the rest of the report still prints; exit 3" {
+	coordinator --senders 2 -D 4
+	bg "$BATS_TEST_TMPDIR/s1.out" "$BATS_TEST_TMPDIR/s1.err" \
+		"$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" "$ADDR"
+	local victim=$BG
+	bg "$BATS_TEST_TMPDIR/s2.out" "$BATS_TEST_TMPDIR/s2.err" \
+		"$RDMAKIT" incast -p "$PORT" --bind "$ADDR3" "$ADDR"
+	local s2=$BG
+	sleep 1.5
+	kill -KILL "$victim"
+	wait_pid "$s2" 20
+	[ "$WAIT_RC" -eq 0 ]
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 3 ]
+	run cat "$BATS_TEST_TMPDIR/co.err"
+	assert_output --regexp "flow [12] \\($ADDR2 -> $ADDR\\): rank [12] \\($ADDR2\\) went away mid-run"
+	run cat "$BATS_TEST_TMPDIR/co.out"
+	assert_line --regexp " $ADDR2 +$ADDR +[0-9]+ +[0-9]+ +[0-9.]+ +- +failed"
+	assert_line --regexp " $ADDR3 +$ADDR +[1-9][0-9]* +[1-9][0-9]* +[0-9.]+ +- +ok"
+	assert_line --regexp '^ Fairness \(Jain.s index\) +: 1\.0000 over 1 flows$'
+}
+
+@test "a coordinator whose senders never come gives up after --wait-timeout with one line, exit 3" {
+	local t0
+	t0=$(now)
+	run -3 timeout 20 "$RDMAKIT" incast --serve --senders 3 -p "$PORT" --wait-timeout 1
+	elapsed_below "$t0" 5
+	assert_output --partial "only 0 of 3 senders joined within 1 s (--wait-timeout)"
+}
+
+@test "a sender whose coordinator is not there fails within --timeout, exit 3" {
+	run -3 timeout 20 "$RDMAKIT" incast -p "$PORT" --timeout 1 "$ADDR"
+	assert_output --regexp "^rdmakit incast: .*$ADDR.*"
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "under mpirun: rank 0 serves, ranks 1..3 send, one JSON report on rank 0's stdout" {
+	require_tool mpirun "launching ranks (Debian's openmpi-bin)"
+	local extra=()
+	[[ $(id -u) -eq 0 ]] && extra=(--allow-run-as-root)
+	run -0 timeout 60 mpirun "${extra[@]}" --oversubscribe -np 4 \
+		"$RDMAKIT" incast --coordinator "127.0.0.1:$PORT" -D 1 --json
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/co.out"
+	json_check '
+assert d["params"]["participants"] == 4 and d["params"]["role"] == "coordinator"
+f = r["flows"]
+assert sorted(x["src_rank"] for x in f) == [1, 2, 3] and all(x["dst_rank"] == 0 for x in f)
+assert all(x["status"] == "ok" and x["bytes"] > 0 for x in f)
+# The ranks share 127.0.0.1: all but one soft engine are off UDP 4791.
+assert len(set(x["sender"] for x in f) | {f[0]["receiver"]}) == 4, f
+'
+}
+
+@test "without a launcher (pdsh, ssh loops): --world-size, the first to bind is rank 0, the rest in order" {
+	local i pids=()
+	for i in 1 2 3; do
+		bg "$BATS_TEST_TMPDIR/p$i.out" "$BATS_TEST_TMPDIR/p$i.err" \
+			"$RDMAKIT" incast --coordinator "127.0.0.1:$PORT" --world-size 3 -D 1
+		pids+=("$BG")
+	done
+	for i in 0 1 2; do
+		wait_pid "${pids[$i]}" 30
+		[ "$WAIT_RC" -eq 0 ]
+	done
+	run cat "$BATS_TEST_TMPDIR"/p*.out
+	# Exactly one report (rank 0's), with flows from ranks 1 and 2.
+	[ "$(grep -c '^ Role *: coordinator$' <<<"$output")" -eq 1 ]
+	assert_line --regexp '^ 1 +1 +0 .* ok'
+	assert_line --regexp '^ 2 +2 +0 .* ok'
+}
+
+@test "incast usage errors name the problem, exit 2" {
+	run -2 "$RDMAKIT" incast --serve
+	assert_output "rdmakit incast: --serve needs --senders N: how many senders to wait for"
+	run -2 "$RDMAKIT" incast --serve --senders 2 somehost
+	assert_output --partial "--serve waits for senders: drop HOST 'somehost'"
+	run -2 "$RDMAKIT" incast -D 1 --bytes 1m somehost
+	assert_output --partial "-D/--duration and --bytes exclude each other"
+	run -2 "$RDMAKIT" incast
+	assert_output --partial "give the coordinator's HOST, or --serve to be it"
+	run -2 "$RDMAKIT" incast --coordinator nohostport
+	assert_output --partial "expected HOST:PORT"
+	run -2 env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u SLURM_NTASKS "$RDMAKIT" incast --coordinator h:1
+	assert_output --partial "the number of ranks is unknown"
+	run -2 "$RDMAKIT" incast --pattern ring h
+	assert_output --partial "--pattern"
+	run -2 "$RDMAKIT" incast --op read h
+	assert_output --partial "--op"
+	run -2 "$RDMAKIT" incast --senders 2 h
+	assert_output --partial "--senders is for the coordinator"
+	run -2 "$RDMAKIT" incast --local 0 h
+	assert_output --partial "--local"
+}
