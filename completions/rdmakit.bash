@@ -57,8 +57,11 @@ _rdmakit_command_opts()
 			'--histogram --hgrm --expect-p99-us --json --pretty --help'
 		;;
 	incast)
-		# Not built yet: its --help only says so.
-		echo '--help'
+		echo '--serve --senders --wait-timeout --local --pattern --op --size --duration --bytes --qps' \
+			'--coordinator --rank --world-size --link-gbps --expect-gbps --expect-fairness' \
+			'--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --tx-depth --rx-depth' \
+			'--mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout' \
+			'--json --pretty --help'
 		;;
 	esac
 }
@@ -101,8 +104,14 @@ _rdmakit_option_value()
 	capture:-B|capture:--buffer-size|capture:--udp-port)
 		echo value
 		;;
-	bw:--engine|lat:--engine)
+	bw:--engine|lat:--engine|incast:--engine)
 		echo 'words auto soft verbs'
+		;;
+	incast:--pattern)
+		echo 'words incast all-to-all'
+		;;
+	incast:--op)
+		echo 'words write send'
 		;;
 	bw:--op|lat:--op)
 		echo 'words write read send atomic'
@@ -110,13 +119,13 @@ _rdmakit_option_value()
 	bw:-A|bw:--atomic_type|lat:-A|lat:--atomic_type)
 		echo 'words FETCH_AND_ADD CMP_AND_SWAP'
 		;;
-	bw:-m|bw:--mtu|lat:-m|lat:--mtu)
+	bw:-m|bw:--mtu|lat:-m|lat:--mtu|incast:-m|incast:--mtu)
 		echo 'words 256 512 1024 2048 4096'
 		;;
 	bw:--unit)
 		echo 'words Gb MiB'
 		;;
-	bw:-d|bw:--ib-dev|lat:-d|lat:--ib-dev)
+	bw:-d|bw:--ib-dev|lat:-d|lat:--ib-dev|incast:-d|incast:--ib-dev)
 		local d names=''
 		for d in /sys/class/infiniband/*; do
 			[[ -e $d ]] && names+=" ${d##*/}"
@@ -136,7 +145,14 @@ _rdmakit_option_value()
 	lat:--gid-index|lat:-s|lat:--size|lat:-n|lat:--iters|lat:-D|lat:--duration|\
 	lat:-q|lat:--qp|lat:-t|lat:--tx-depth|lat:-r|lat:--rx-depth|lat:-o|lat:--outs|\
 	lat:-T|lat:--tos|lat:-u|lat:--qp-timeout|lat:--retry-cnt|lat:--rnr-retry|\
-	lat:--timeout|lat:--expect-p99-us)
+	lat:--timeout|lat:--expect-p99-us|\
+	incast:--senders|incast:--wait-timeout|incast:--local|incast:-s|incast:--size|\
+	incast:-D|incast:--duration|incast:--bytes|incast:-q|incast:--qps|\
+	incast:--coordinator|incast:--rank|incast:--world-size|incast:--link-gbps|\
+	incast:--expect-gbps|incast:--expect-fairness|incast:--bind|incast:-p|incast:--port|\
+	incast:--udp-port|incast:-i|incast:--ib-port|incast:-x|incast:--gid-index|\
+	incast:-t|incast:--tx-depth|incast:-r|incast:--rx-depth|incast:-T|incast:--tos|\
+	incast:-u|incast:--qp-timeout|incast:--retry-cnt|incast:--rnr-retry|incast:--timeout)
 		echo value
 		;;
 	*)
@@ -247,8 +263,8 @@ _rdmakit()
 	capture)
 		# Operands are a BPF filter expression: nothing to offer.
 		;;
-	bw|lat)
-		# The operand is the server's HOST: the host names bash knows.
+	bw|lat|incast)
+		# The operand is the server's (coordinator's) HOST: the host names bash knows.
 		if declare -F _known_hosts_real >/dev/null 2>&1; then
 			_known_hosts_real -- "$cur"
 		else

@@ -184,7 +184,8 @@ int xport_poll_cq(struct xport_cq *cq, struct xport_wc *wc, int n);
  * For callers that would rather sleep than busy-poll when a poll found
  * nothing: blocks for at most timeout_us until the engine may have work
  * (a packet arrived, a timer or the pacer is due), returning at once when
- * it has some now.  Polling stays the only way to make progress.
+ * it has some now.  Polling stays the only way to make progress.  Engines
+ * with nothing to sleep on (verbs) return at once: they are busy-polled.
  */
 void xport_wait(struct xport_dev *d, int timeout_us);
 
