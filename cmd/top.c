@@ -304,26 +304,12 @@ static void print_table(struct report *r, const struct top_state *st)
 	free(cells);
 }
 
-/* One line per soft engine: its totals that matter most. */
 static void print_engine(const struct ctr_engine *e, bool totals)
 {
-	static const char *const names[] = {
-		"tx_packets", "rx_packets", "retransmits", "timeouts", "naks_rx", "rnr_naks_rx",
-		"cnps_tx", "cnps_rx", "ce_rx", "icrc_errors",
-	};
+	char line[512];
 
-	printf(" %s (pid %d):", e->name, e->pid);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct ctr_counter *c = ctr_find(&e->set, CTR_SRC_ENGINE, names[i]);
-
-		if (!c)
-			continue;
-		if (totals || isnan(c->rate))
-			printf(" %s %llu", names[i], (unsigned long long)c->value);
-		else
-			printf(" %s %.0f/s", names[i], c->rate);
-	}
-	putchar('\n');
+	top_engine_line(e, totals, line, sizeof(line));
+	printf(" %s\n", line);
 }
 
 static void print_text(const struct top_state *st)

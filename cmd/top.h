@@ -90,6 +90,8 @@ void top_rate_text(const struct ctr_counter *c, char *buf, size_t cap);
 /* Says what was looked for when there are no RDMA ports to show; "" if any. */
 void top_nothing_message(const struct top_state *st, char *buf, size_t cap);
 /* The host ECN line: "InCEPkts 1734 (500/s) ..." ("" when unread). */
+/* A soft engine's counters that matter most, on one line (no newline). */
+void top_engine_line(const struct ctr_engine *e, bool totals, char *buf, size_t cap);
 void top_ecn_line(const struct ctr_snapshot *s, bool totals, char *buf, size_t cap);
 
 /* The interactive screen; returns an exit code. */

@@ -292,8 +292,16 @@ static void draw_table(struct tui *t)
 		if (is_sel)
 			attroff(A_REVERSE);
 	}
+	/* The soft engines running here, one line each, under the ports. */
+	x = 3 + (t->norder < (size_t)rows ? (int)t->norder : rows) + (t->norder ? 1 : 0);
+	for (size_t i = 0; i < s->nengines && x < LINES - 1; i++, x++) {
+		char line[512];
+
+		top_engine_line(&s->engines[i], t->totals, line, sizeof(line));
+		mvaddnstr(x, 1, line, COLS - 2);
+	}
 	if (msg[0])
-		draw_message(3 + (int)t->norder + (t->norder ? 1 : 0), msg);
+		draw_message(x + (s->nengines ? 1 : 0), msg);
 }
 
 static const char *src_short(enum ctr_src src)

@@ -251,3 +251,24 @@ void top_state_free(struct top_state *st)
 		ctr_snapshot_free(&st->cur);
 	st->sampled = false;
 }
+
+void top_engine_line(const struct ctr_engine *e, bool totals, char *buf, size_t cap)
+{
+	static const char *const names[] = {
+		"tx_packets", "rx_packets", "retransmits", "timeouts", "naks_rx", "rnr_naks_rx",
+		"cnps_tx", "cnps_rx", "ce_rx", "icrc_errors",
+	};
+	size_t len = (size_t)snprintf(buf, cap, "%s (pid %d):", e->name, e->pid);
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && len < cap; i++) {
+		const struct ctr_counter *c = ctr_find(&e->set, CTR_SRC_ENGINE, names[i]);
+
+		if (!c)
+			continue;
+		if (totals || isnan(c->rate))
+			len += (size_t)snprintf(buf + len, cap - len, " %s %llu", names[i],
+						(unsigned long long)c->value);
+		else
+			len += (size_t)snprintf(buf + len, cap - len, " %s %.0f/s", names[i], c->rate);
+	}
+}

@@ -433,3 +433,24 @@ assert len(qps) == 2, qps
 	assert_success
 	refute_output --partial "127.0.0.77:4791"
 }
+
+@test "screen: a running soft engine shows on the live screen with its counters" {
+	"$RDMAKIT" bw --loopback --bind 127.0.0.78 -D 6 -s 4k >/dev/null 2>&1 &
+	local bw=$!
+	sleep 0.5
+	mkdir -p "$BATS_TEST_TMPDIR/nosys"
+	start_screen -d 0.3 --sysfs-root "$BATS_TEST_TMPDIR/nosys"
+	wait_pane '127.0.0.78:4791 (pid '
+	# Rates from the second sample on.
+	sleep 1
+	pane=$(tm capture-pane -p -t top)
+	[[ $pane =~ soft\ 127\.0\.0\.78:4791\ \(pid\ [0-9]+\):\ tx_packets\ [0-9]+/s ]] || fail "$pane"
+	tm send-keys -t top d
+	wait_pane 'totals'
+	[[ $pane =~ 127\.0\.0\.78:4791\ \(pid\ [0-9]+\):\ tx_packets\ [1-9][0-9]* ]] || fail "$pane"
+	tm send-keys -t top q
+	wait_pane 'rc=0'
+	kill "$bw" 2>/dev/null
+	wait "$bw" 2>/dev/null
+	true
+}
