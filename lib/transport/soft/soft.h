@@ -212,6 +212,10 @@ static inline bool flow_is_response_op(uint8_t opcode)
 	return opcode >= OP_RC_READ_RESPONSE_FIRST && opcode <= OP_RC_ATOMIC_ACK;
 }
 
+/* Counts an event on its QP and in the device's totals (what `top`, bw and
+ * incast report for the engine). */
+#define SOFT_COUNT(qp, field) ((void)((qp)->ctr.field++, (qp)->dev->ctr.field++))
+
 /* soft_dev.c */
 struct soft_dev *soft_dev_open(struct soft_link *link, char *err);
 void soft_dev_close(struct soft_dev *d);

@@ -186,7 +186,7 @@ static void on_aeth(struct soft_qp *qp, const struct wire_pkt *p)
 		ack_upto(qp, psn);
 		return;
 	case WIRE_AETH_RNR_NAK:
-		qp->ctr.rnr_naks_rx++;
+		SOFT_COUNT(qp, rnr_naks_rx);
 		ack_upto(qp, psn - 1);
 		if (qp->attr.rnr_retry != 7 && qp->rnr_left-- <= 0) {
 			soft_req_flush(qp, XPORT_WC_RNR_RETRY_EXC_ERR);
@@ -196,9 +196,9 @@ static void on_aeth(struct soft_qp *qp, const struct wire_pkt *p)
 		go_back(qp, psn);
 		return;
 	case WIRE_AETH_NAK:
-		qp->ctr.naks_rx++;
+		SOFT_COUNT(qp, naks_rx);
 		if (v == WIRE_NAK_PSN_SEQ_ERR) {
-			qp->ctr.seq_naks_rx++;
+			SOFT_COUNT(qp, seq_naks_rx);
 			ack_upto(qp, psn - 1);
 			go_back(qp, psn);
 			return;
@@ -229,18 +229,18 @@ static void on_read_response(struct soft_qp *qp, const struct wire_pkt *p, const
 		return;
 	w = wqe(qp, qp->sq_head);
 	if (!w->assigned || w->done || w->wr.opcode != XPORT_WR_RDMA_READ) {
-		qp->ctr.duplicates++;
+		SOFT_COUNT(qp, duplicates);
 		return;
 	}
 	expect = (w->first_psn + w->resp_pkts) & WIRE_PSN_MASK;
 	if (p->bth.psn != expect) {
 		if (wire_psn_diff(p->bth.psn, expect) > 0 && !qp->read_resent) {
 			/* A response packet went missing: re-request from it. */
-			qp->ctr.out_of_sequence++;
+			SOFT_COUNT(qp, out_of_sequence);
 			qp->read_resent = true;
 			go_back(qp, expect);
 		} else {
-			qp->ctr.duplicates++;
+			SOFT_COUNT(qp, duplicates);
 		}
 		return;
 	}
@@ -276,7 +276,7 @@ static void on_atomic_ack(struct soft_qp *qp, const struct wire_pkt *p)
 		return;
 	w = wqe(qp, qp->sq_head);
 	if (!w->assigned || w->done || !is_atomic(w->wr.opcode) || w->first_psn != p->bth.psn) {
-		qp->ctr.duplicates++;
+		SOFT_COUNT(qp, duplicates);
 		return;
 	}
 	memcpy((void *)(uintptr_t)w->wr.sge.addr, &p->atomicacketh.orig, 8);
@@ -325,7 +325,7 @@ void soft_req_timers(struct soft_qp *qp)
 		qp->deadline_ns = 0;
 		return;
 	}
-	qp->ctr.timeouts++;
+	SOFT_COUNT(qp, timeouts);
 	if (qp->retries_left-- <= 0) {
 		soft_req_flush(qp, XPORT_WC_RETRY_EXC_ERR);
 		return;
@@ -391,8 +391,7 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 		p.bth.ackreq = i == w->npkts - 1 || psn % SOFT_ACK_EVERY == 0;
 	}
 	if (wire_psn_diff(psn, qp->max_sent_psn) <= 0 && qp->sent_any) {
-		qp->ctr.retransmits++;
-		qp->dev->ctr.retransmits++;
+		SOFT_COUNT(qp, retransmits);
 	} else {
 		qp->max_sent_psn = psn;
 		qp->sent_any = true;

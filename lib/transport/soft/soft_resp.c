@@ -54,11 +54,11 @@ void soft_send_ack(struct soft_qp *qp, uint8_t syndrome, uint32_t psn)
 	p.aeth.msn = qp->msn & WIRE_PSN_MASK;
 	soft_tx_commit(qp, slot, &p, NULL, 0, WIRE_NOT_ECT);
 	if (wire_aeth_kind(syndrome) == WIRE_AETH_NAK) {
-		qp->ctr.naks_tx++;
+		SOFT_COUNT(qp, naks_tx);
 		if (wire_aeth_value(syndrome) == WIRE_NAK_PSN_SEQ_ERR)
-			qp->ctr.seq_naks_tx++;
+			SOFT_COUNT(qp, seq_naks_tx);
 	} else if (wire_aeth_kind(syndrome) == WIRE_AETH_RNR_NAK) {
-		qp->ctr.rnr_naks_tx++;
+		SOFT_COUNT(qp, rnr_naks_tx);
 	}
 }
 
@@ -255,8 +255,7 @@ static void duplicate(struct soft_qp *qp, const struct wire_pkt *p)
 	uint8_t op = p->bth.opcode;
 	struct soft_replay *r;
 
-	qp->ctr.duplicates++;
-	qp->dev->ctr.duplicates++;
+	SOFT_COUNT(qp, duplicates);
 	if (is_send(op) || is_write(op)) {
 		/* Already done: say so again, without consuming a RECV.  One ACK
 		 * per receive batch, however many duplicates came in it: after a
@@ -297,8 +296,7 @@ void soft_resp_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *b
 	if (qp->state != SOFT_QP_RTS)
 		return;
 	if (d > 0) {
-		qp->ctr.out_of_sequence++;
-		qp->dev->ctr.out_of_sequence++;
+		SOFT_COUNT(qp, out_of_sequence);
 		if (!qp->nak_sent) {
 			qp->nak_sent = true;
 			soft_send_ack(qp, wire_aeth_make(WIRE_AETH_NAK, WIRE_NAK_PSN_SEQ_ERR),
