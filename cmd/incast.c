@@ -125,6 +125,11 @@ static int incast_opt(void *ctx, int key, const char *arg)
 		x->bytes_set = true;
 		x->c.o.explicit_set |= INCAST_SET_BYTES;
 		return rc;
+	case 'q':	/* incast spells it --qps: per flow */
+		rc = parse_u64("incast", "-q/--qps", arg, 1, PERF_MAX_QPS, false, &v);
+		x->c.o.qps = (unsigned)v;
+		x->c.o.explicit_set |= PERF_SET_QPS;
+		return rc;
 	case OPT_COORDINATOR: x->coordinator = arg; return 0;
 	case OPT_RANK:
 		rc = parse_u64("incast", "--rank", arg, 0, INCAST_MAX_RANKS - 1, false, &v);
