@@ -99,10 +99,11 @@ rate_bps() {
 	esac
 }
 
-# tbf burst: 100 us at the rate, at least four full frames, so shaping is
-# smooth but the timer does not fire for every packet.
+# tbf burst: ${FABRIC_BURST_US:-1000} us at the rate, at least four full frames.  A
+# tbf that wakes late (a busy CPU) loses the time beyond its burst, so a
+# burst much shorter than a millisecond falls short of the rate here.
 tbf_burst() {
-	local b=$(($1 / 8 / 10000))
+	local b=$(($1 / 8 * ${FABRIC_BURST_US:-1000} / 1000000))
 	((b < 4 * FRAME)) && b=$((4 * FRAME))
 	echo "$b"
 }
@@ -212,10 +213,14 @@ cmd_up() {
 	fi
 	if [[ -z $queue ]]; then
 		queue=$((bps / 8 / 500)) # 2 ms at the host link rate
-		((queue < 20 * FRAME)) && queue=$((20 * FRAME))
+		((queue < 40 * FRAME)) && queue=$((40 * FRAME))
 	fi
 	[[ $queue =~ ^[0-9]+$ ]] && ((queue >= 2 * FRAME)) ||
 		die_usage "--queue must be a byte count of at least $((2 * FRAME)) (two frames)"
+	# Fabric links queue 10 ms (at least the downlinks' queue): drops and
+	# marks belong to the downlinks, not to CPU jitter on the way there.
+	local fabric_queue=$((fabric_bps / 8 / 100))
+	((fabric_queue < queue)) && fabric_queue=$queue
 	if [[ -n $threshold ]]; then
 		[[ $threshold =~ ^[0-9]+$ ]] && ((threshold < queue)) ||
 			die_usage "--ecn-threshold must be a byte count below the queue limit ($queue bytes, --queue)"
@@ -285,8 +290,8 @@ cmd_up() {
 			ip -n "$spine" addr add "$(uplink_spine_ip $l $s)/31" dev "l$l"
 			ip -n "$spine" route add "198.18.$l.0/24" via "$(uplink_leaf_ip $l $s)" dev "l$l"
 			if ((fabric_bps > 0)); then
-				add_tbf "$leaf" "s$s" "$fabric_bps" "$queue"
-				add_tbf "$spine" "l$l" "$fabric_bps" "$queue"
+				add_tbf "$leaf" "s$s" "$fabric_bps" "$fabric_queue"
+				add_tbf "$spine" "l$l" "$fabric_bps" "$fabric_queue"
 			fi
 		done
 	done
