@@ -6,17 +6,20 @@
  * DCTCP's RED (mark CE when the instantaneous queue exceeds K) is done here
  * on a virtual queue: every packet adds its length, the queue drains at the
  * link rate, and it never goes below zero.  The program runs before the
- * interface's tbf qdisc (clsact egress comes first), so the virtual queue
- * also stops growing at the tbf's byte limit: a packet that would not fit
- * there is tail-dropped by the tbf and must not count here either.
+ * interface's tbf qdisc (clsact egress comes first) and models it: a tbf
+ * with bucket B sends at once while the virtual queue holds at most B
+ * bytes, so its real backlog is the virtual queue less B, and it
+ * tail-drops what would take that backlog past its limit (such a packet
+ * does not count in the virtual queue either).
  *
- * ECT(0)/ECT(1) IPv4 packets that arrive while the virtual queue holds more
- * than K bytes are set to CE (a GSO skb marks all its segments), and the header checksum is fixed.  Not-ECT
- * packets pass untouched (a RED/DCTCP switch would drop or queue them, and
- * the tbf does the queueing).  IPv6 is not marked: the fabric is IPv4 only.
+ * ECT(0)/ECT(1) IPv4 packets that find a modelled backlog above K bytes are
+ * set to CE (a GSO skb marks all its segments) and the header checksum is
+ * fixed.  Not-ECT packets pass untouched (the tbf queues or drops them).
+ * IPv6 is not marked: the fabric is IPv4 only.
  *
  * Compiled per fabric with the link's numbers as -D definitions:
  *   VQ_RATE_BPS     drain rate, bytes per second (the link rate / 8)
+ *   VQ_BURST        the tbf's bucket B, bytes
  *   VQ_THRESHOLD    K, bytes
  *   VQ_LIMIT        the tbf's queue limit, bytes
  * Counters (struct marker_counters, map "counters") are read with bpftool.
@@ -31,6 +34,9 @@
 
 #ifndef VQ_RATE_BPS
 #error "compile with -DVQ_RATE_BPS=<link rate in bytes per second>"
+#endif
+#ifndef VQ_BURST
+#error "compile with -DVQ_BURST=<the tbf's burst in bytes>"
 #endif
 #ifndef VQ_THRESHOLD
 #error "compile with -DVQ_THRESHOLD=<marking threshold K in bytes>"
@@ -48,7 +54,7 @@
 
 struct virtual_queue {
 	struct bpf_spin_lock lock;
-	__u64 backlog; /* bytes */
+	__u64 backlog; /* bytes, the tbf's bucket deficit included */
 	__u64 last_ns; /* when backlog was last drained */
 };
 
@@ -58,7 +64,7 @@ struct marker_counters {
 	__u64 ect;        /* ECT(0)/ECT(1) IPv4 segments */
 	__u64 marked;     /* segments this program set to CE */
 	__u64 over_limit; /* segments that found the virtual queue full */
-	__u64 max_backlog;
+	__u64 max_backlog; /* the longest modelled tbf backlog a packet found */
 };
 
 struct {
@@ -75,9 +81,9 @@ struct {
 	__type(value, struct marker_counters);
 } counters SEC(".maps");
 
-/* Drains the queue to now and returns the backlog the packet finds ahead
- * of it; adds len when it fits below the limit, else sets *full (the tbf
- * will most likely drop the packet, so it must not grow the queue). */
+/* Drains the virtual queue to now and returns the backlog the packet finds
+ * in the tbf (the virtual queue less the bucket); adds len unless the tbf
+ * has no room for it, which sets *full. */
 static __always_inline __u64 enqueue(struct virtual_queue *q, __u64 len, __u64 now, int *full)
 {
 	__u64 ahead;
@@ -91,7 +97,7 @@ static __always_inline __u64 enqueue(struct virtual_queue *q, __u64 len, __u64 n
 		q->backlog = drained >= q->backlog ? 0 : q->backlog - drained;
 	}
 	q->last_ns = now;
-	ahead = q->backlog;
+	ahead = q->backlog > VQ_BURST ? q->backlog - VQ_BURST : 0;
 	*full = ahead + len > VQ_LIMIT;
 	if (!*full)
 		q->backlog += len;

@@ -103,7 +103,7 @@ rate_bps() {
 # tbf that wakes late (a busy CPU) loses the time beyond its burst, so a
 # burst much shorter than a millisecond falls short of the rate here.
 tbf_burst() {
-	local b=$(($1 / 8 * ${FABRIC_BURST_US:-1000} / 1000000))
+	local b=$(($1 * ${FABRIC_BURST_US:-1000} / 8000000))
 	((b < 4 * FRAME)) && b=$((4 * FRAME))
 	echo "$b"
 }
@@ -161,13 +161,13 @@ make_link() {
 }
 
 compile_marker() {
-	local out=$1 rate_Bps=$2 threshold=$3 queue=$4 arch_inc
+	local out=$1 rate_Bps=$2 burst=$3 threshold=$4 queue=$5 arch_inc
 	command -v clang >/dev/null || die "clang is needed for --ecn-threshold (tests/install-deps installs it)"
 	arch_inc=/usr/include/$(uname -m)-linux-gnu
 	[[ -r /usr/include/bpf/bpf_helpers.h ]] ||
 		die "/usr/include/bpf/bpf_helpers.h is missing: install libbpf-dev (tests/install-deps installs it)"
 	clang -O2 -g -target bpf -Wall -Werror -I"$arch_inc" \
-		-DVQ_RATE_BPS="$rate_Bps" -DVQ_THRESHOLD="$threshold" -DVQ_LIMIT="$queue" \
+		-DVQ_RATE_BPS="$rate_Bps" -DVQ_BURST="$burst" -DVQ_THRESHOLD="$threshold" -DVQ_LIMIT="$queue" \
 		-c "$FABRIC_DIR/ecn_marker.bpf.c" -o "$out" ||
 		die "compiling $FABRIC_DIR/ecn_marker.bpf.c failed (see clang's message above)"
 }
@@ -258,7 +258,7 @@ cmd_up() {
 	local obj=''
 	if [[ -n $threshold ]]; then
 		obj=$dir/ecn_marker.o
-		compile_marker "$obj" $((bps / 8)) "$threshold" "$queue"
+		compile_marker "$obj" $((bps / 8)) "$(tbf_burst "$bps")" "$threshold" "$queue"
 	fi
 
 	local s l h

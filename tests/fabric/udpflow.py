@@ -26,6 +26,8 @@ import sys
 import time
 
 UDP_SEGMENT = 103  # linux/udp.h; not exported by every Python
+SO_SNDBUFFORCE = 32  # asm-generic/socket.h
+SEND_BUFFER = 4 << 20
 WIRE_OVERHEAD = 8 + 20 + 14
 
 
@@ -42,6 +44,12 @@ def send(args):
     for sport in args.sports:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, args.tos)
+        # A deep send buffer keeps the sender's own link busy through a
+        # scheduling stall of this process (root may exceed wmem_max).
+        try:
+            s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, SEND_BUFFER)
+        except PermissionError:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         s.bind(("0.0.0.0", sport))
         if args.gso > 1:
             s.setsockopt(socket.SOL_UDP, UDP_SEGMENT, args.size)
