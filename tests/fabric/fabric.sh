@@ -9,7 +9,7 @@
 #             [--ecn-threshold BYTES]
 #   fabric.sh [--prefix P] down | hosts | show | stats [--json]
 #   fabric.sh [--prefix P] addr HOST
-#   fabric.sh [--prefix P] exec HOST CMD [ARG...]
+#   fabric.sh [--prefix P] exec HOST|sS|lL CMD [ARG...]
 #   fabric.sh [--prefix P] counter HOST NAME
 #
 # Exit status: 0 ok, 2 usage, 3 runtime (a command that failed).
@@ -24,9 +24,14 @@ FRAME=$((MTU + 14)) # the largest skb a tbf sees: offloads are off on every veth
 # NIC, instead of losing packets before they reach the fabric.
 HOST_TX_QUEUE=$((16 * 1024 * 1024))
 
+# usage [STATUS]: the header above; on stderr unless asked for (--help).
 usage() {
-	sed -n '3,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit 2
+	if [[ ${1:-2} -eq 0 ]]; then
+		sed -n '3,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	else
+		sed -n '3,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	fi
+	exit "${1:-2}"
 }
 die_usage() {
 	echo "fabric.sh: $*" >&2
@@ -381,11 +386,19 @@ cmd_addr() {
 	host_ip "$HOST_LEAF" "$HOST_INDEX"
 }
 
+# exec NODE CMD...: NODE is a host, or a router (sS, lL) for a capture or
+# a look at its routes.
 cmd_exec() {
-	(($# >= 2)) || die_usage "usage: fabric.sh exec HOST CMD [ARG...]"
+	(($# >= 2)) || die_usage "usage: fabric.sh exec HOST|sS|lL CMD [ARG...]"
 	load_config
-	local ns
-	ns=$(resolve_host "$1")
+	local ns name=${1#"$PREFIX"}
+	if [[ $name =~ ^s([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 1 && BASH_REMATCH[1] <= SPINES)); then
+		ns=$(spine_ns "${BASH_REMATCH[1]}")
+	elif [[ $name =~ ^l([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 1 && BASH_REMATCH[1] <= LEAVES)); then
+		ns=$(leaf_ns "${BASH_REMATCH[1]}")
+	else
+		ns=$(resolve_host "$1")
+	fi
 	shift
 	exec ip netns exec "$ns" "$@"
 }
@@ -433,7 +446,7 @@ main() {
 			set_prefix "$2"
 			shift 2
 			;;
-		-h | --help | help) usage ;;
+		-h | --help | help) usage 0 ;;
 		*) break ;;
 		esac
 	done
