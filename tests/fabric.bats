@@ -49,16 +49,17 @@ fab() { "$FABRIC" --prefix "$P" "$@"; }
 namespaces_of() { ip netns list | awk '{ print $1 }' | grep -F -- "$1" | grep "^$1" || true; }
 
 # sink HOST SECONDS: a UDP sink on port 4791 in HOST, in the background.
-# (fabric.sh and ip netns exec both exec, so the PID is python's own.)
+# (fabric.sh and ip netns exec both exec, so the PID is python's own; fd 3
+# is bats' own and must not stay open in it.)
 sink() {
-	"$FABRIC" --prefix "$P" exec "$1" python3 "$UDPFLOW" sink --seconds "$2" >/dev/null &
+	"$FABRIC" --prefix "$P" exec "$1" python3 "$UDPFLOW" sink --seconds "$2" >/dev/null 3>&- &
 	BG_PIDS+=($!)
 }
 
 # send_bg HOST ARGS...: udpflow.py send from HOST in the background.
 send_bg() {
 	"$FABRIC" --prefix "$P" exec "$1" python3 "$UDPFLOW" send "${@:2}" \
-		>"$BATS_TEST_TMPDIR/send-$1.json" &
+		>"$BATS_TEST_TMPDIR/send-$1.json" 3>&- &
 	BG_PIDS+=($!)
 }
 

@@ -22,7 +22,7 @@ FRAME=$((MTU + 14)) # the largest skb a tbf sees: offloads are off on every veth
 # A host's own uplink never drops: its tbf queue is deeper than any socket
 # buffer, so a sender faster than its link blocks in sendto, as with a real
 # NIC, instead of losing packets before they reach the fabric.
-HOST_TX_QUEUE=$((16 * 1024 * 1024))
+HOST_TX_QUEUE=${FABRIC_HOST_QUEUE:-$((16 * 1024 * 1024))}
 
 # usage [STATUS]: the header above; on stderr unless asked for (--help).
 usage() {
