@@ -47,7 +47,7 @@ else
 BIN := rdmakit
 endif
 
-.PHONY: all deps check check-vm unit-bins demo bench install uninstall clean
+.PHONY: all deps check check-vm unit-bins demo fabric-demo bench install uninstall clean
 
 all: $(BIN)
 
@@ -93,6 +93,11 @@ check-vm: deps
 demo: deps
 	$(MAKE) all
 	@tests/demo
+
+# A 7:1 incast across a spine-leaf fabric of network namespaces (root).
+fabric-demo: deps
+	$(MAKE) all
+	@tests/fabric/demo.sh
 
 bench: deps all
 	@bench/run

@@ -154,13 +154,30 @@ plain_frames() {
 	fi
 }
 
+# A veth hands each packet to the backlog of the CPU that sent it, so a
+# flow whose packets are sent or dequeued (tbf) on different CPUs reaches
+# the next hop reordered: RoCE's receivers NAK that and go back N, although
+# no link reordered anything.  RPS over every CPU keeps each flow on the CPU
+# its hash picks, in order, as one switch queue would.
+flow_ordered() {
+	local ns=$1 dev=$2 mask q
+	mask=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	for q in $(ip netns exec "$ns" sh -c "ls -d /sys/class/net/$dev/queues/rx-*"); do
+		ip netns exec "$ns" sh -c "echo $mask > $q/rps_cpus" ||
+			die "cannot set RPS on $dev in $ns (flows would be reordered)"
+	done
+}
+
 # A veth between NS_A/DEV_A and NS_B/DEV_B, created inside the namespaces
-# (never in the caller's), MTU 1500, offloads off, both ends up.
+# (never in the caller's), MTU 1500, offloads off, flows kept in order, both
+# ends up.
 make_link() {
 	local ns_a=$1 dev_a=$2 ns_b=$3 dev_b=$4
 	ip -n "$ns_a" link add "$dev_a" mtu "$MTU" type veth peer name "$dev_b" mtu "$MTU" netns "$ns_b"
 	plain_frames "$ns_a" "$dev_a"
 	plain_frames "$ns_b" "$dev_b"
+	flow_ordered "$ns_a" "$dev_a"
+	flow_ordered "$ns_b" "$dev_b"
 	ip -n "$ns_a" link set "$dev_a" up
 	ip -n "$ns_b" link set "$dev_b" up
 }
