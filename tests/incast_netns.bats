@@ -14,51 +14,15 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 load perf_helper
+load netns_helper
 
 setup() {
 	setup_rdmakit
-	require_root "network namespaces and veth pairs"
-	require_tool ip "network namespaces"
-	NS_R=rkir-$$-$BATS_TEST_NUMBER		# the receiver's (the coordinator)
-	NS_S=rkis-$$-$BATS_TEST_NUMBER		# the senders'
-	VETH_R=rir$$n$BATS_TEST_NUMBER
-	VETH_S=ris$$n$BATS_TEST_NUMBER
-	IP_R=198.18.9.1
-	IP_S=198.18.9.2
-	BG_PIDS=()
-	ip netns add "$NS_R"
-	ip netns add "$NS_S"
-	ip link add "$VETH_R" netns "$NS_R" type veth peer name "$VETH_S" netns "$NS_S"
-	ip -n "$NS_R" addr add "$IP_R/24" dev "$VETH_R"
-	ip -n "$NS_S" addr add "$IP_S/24" dev "$VETH_S"
-	for ns in "$NS_R" "$NS_S"; do ip -n "$ns" link set lo up; done
-	ip -n "$NS_R" link set "$VETH_R" up
-	ip -n "$NS_S" link set "$VETH_S" up
-	# One RoCEv2 packet per frame: no GSO super-packets, no GRO aggregates.
-	if command -v ethtool >/dev/null 2>&1; then
-		ip netns exec "$NS_R" ethtool -K "$VETH_R" tx-udp-segmentation off gro off >/dev/null 2>&1 || true
-		ip netns exec "$NS_S" ethtool -K "$VETH_S" tx-udp-segmentation off gro off >/dev/null 2>&1 || true
-	fi
+	netns_pair rki
 }
 
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	[[ -n ${NS_R:-} ]] && ip netns del "$NS_R" 2>/dev/null
-	[[ -n ${NS_S:-} ]] && ip netns del "$NS_S" 2>/dev/null
-	true
-}
-
-# bg_ns OUT ERR NS CMD...: CMD in namespace NS in the background; BG its pid.
-bg_ns() {
-	local out=$1 err=$2 ns=$3
-	shift 3
-	ip netns exec "$ns" "$@" >"$out" 2>"$err" </dev/null 3>&- &
-	BG=$!
-	BG_PIDS+=("$BG")
+	netns_pair_down
 }
 
 # run_incast SENDER_ARGS -- COORDINATOR_ARGS: a --local 3 incast from NS_S
@@ -71,10 +35,7 @@ run_incast() {
 	bg_ns "$BATS_TEST_TMPDIR/co.json" "$BATS_TEST_TMPDIR/co.err" "$NS_R" \
 		"$RDMAKIT" incast --serve --senders 3 --json "${cargs[@]}"
 	local co=$BG
-	for ((i = 0; i < 100; i++)); do
-		ip netns exec "$NS_R" ss -Htln 'sport = :18515' | grep -q . && break
-		sleep 0.05
-	done
+	wait_listen_ns "$NS_R" 18515
 	run -0 timeout -k 2 60 ip netns exec "$NS_S" "$RDMAKIT" incast --local 3 "${sargs[@]}" "$IP_R"
 	wait_pid "$co" 20
 	[[ $WAIT_RC -eq 0 ]] || fail "the coordinator exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/co.err")"

@@ -28,6 +28,8 @@
 #define SOFT_QPN_BASE 0x100		/* QPN = base + slot; 0 and 1 are special */
 #define SOFT_PKT_MAX (WIRE_IPV6_LEN + WIRE_UDP_LEN + WIRE_BTH_LEN + \
 		      WIRE_ATOMICETH_LEN + WIRE_RETH_LEN + 4096 + 4 + WIRE_ICRC_LEN)
+#define SOFT_HOST_BACKLOG (256 << 10)	/* bytes of a QP the host may queue unsent */
+#define SOFT_BACKLOG_CHECK_PKTS 64	/* in flight before the backlog is asked */
 #define SOFT_BATCH 64			/* packets per send/receive syscall */
 #define SOFT_REPLAY 32			/* READ/atomic requests remembered for duplicates */
 #define SOFT_READ_JOBS 32		/* READ responses being sent, per QP */
@@ -64,6 +66,9 @@ struct soft_link_ops {
 	int (*send)(struct soft_link *l, struct soft_pkt *pkts, int n);
 	/* Receives up to n packets without blocking; returns how many. */
 	int (*recv)(struct soft_link *l, struct soft_pkt *pkts, int n);
+	/* Bytes a QP has handed to the host but the host has not yet put on
+	 * the wire (socket and qdisc); optional. */
+	uint32_t (*qp_backlog)(struct soft_link *l, int qp_slot);
 	/* Blocks until a packet can be received or timeout_ns passes. */
 	void (*wait)(struct soft_link *l, uint64_t timeout_ns);
 	void (*close)(struct soft_link *l);
@@ -166,6 +171,7 @@ struct soft_qp {
 	uint32_t rd_atomic_out;		/* outstanding READs/atomics */
 	uint64_t deadline_ns;		/* local ACK timeout; 0 = not armed */
 	uint64_t rnr_until_ns;		/* waiting out an RNR NAK */
+	bool backlogged;		/* the host still queues too much of ours */
 	int retries_left, rnr_left;
 	bool read_resent;		/* a missing READ response was re-requested */
 	uint32_t max_sent_psn;		/* to tell retransmissions from first sends */

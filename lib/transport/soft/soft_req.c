@@ -315,6 +315,14 @@ void soft_req_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *bu
 	}
 }
 
+/* Bytes of this QP the host has not put on the wire yet. */
+static uint32_t host_backlog(struct soft_qp *qp)
+{
+	struct soft_link *l = qp->dev->link;
+
+	return l->ops->qp_backlog ? l->ops->qp_backlog(l, qp->slot) : 0;
+}
+
 void soft_req_timers(struct soft_qp *qp)
 {
 	uint64_t now = qp->dev->now_ns;
@@ -323,6 +331,12 @@ void soft_req_timers(struct soft_qp *qp)
 		return;
 	if (!outstanding(qp)) {
 		qp->deadline_ns = 0;
+		return;
+	}
+	/* The timer runs from when a packet goes on the wire, as on an RNIC:
+	 * while the host still queues ours, the ACK cannot be late yet. */
+	if (host_backlog(qp)) {
+		qp->deadline_ns = now + timeout_ns(qp);
 		return;
 	}
 	SOFT_COUNT(qp, timeouts);
@@ -413,6 +427,14 @@ void soft_req_transmit(struct soft_qp *qp)
 			return;
 		qp->rnr_until_ns = 0;
 	}
+	/* A slow link behind a deep host queue: stop feeding it while it holds
+	 * more than SOFT_HOST_BACKLOG of ours, so what is queued goes out well
+	 * within the ACK timeout.  Asked only with much in flight (cheap). */
+	qp->backlogged = qp->sq_cur != qp->sq_tail &&
+			 wire_psn_diff(qp->next_psn, qp->una) > SOFT_BACKLOG_CHECK_PKTS &&
+			 host_backlog(qp) > SOFT_HOST_BACKLOG;
+	if (qp->backlogged)
+		return;
 	while (budget > 0 && qp->sq_cur != qp->sq_tail) {
 		struct soft_swqe *w = wqe(qp, qp->sq_cur);
 
@@ -462,6 +484,8 @@ uint64_t soft_req_next_event_ns(struct soft_qp *qp)
 
 	if (qp->state != SOFT_QP_RTS || qp->sq_cur == qp->sq_tail)
 		return next;
+	if (qp->backlogged)	/* the host drains it: look again soon */
+		return qp->dev->now_ns + 1000000 < next ? qp->dev->now_ns + 1000000 : next;
 	if (qp->rnr_until_ns)
 		return qp->rnr_until_ns < next ? qp->rnr_until_ns : next;
 	{

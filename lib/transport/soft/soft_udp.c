@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <poll.h>
 #include <time.h>
@@ -343,6 +344,17 @@ static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 	return out;
 }
 
+static uint32_t udp_qp_backlog(struct soft_link *l, int slot)
+{
+	struct udp_link *u = (struct udp_link *)l;
+	int queued = 0;
+
+	/* SIOCOUTQ on UDP: bytes of ours still in the socket and the qdisc. */
+	if (u->qp_fd[slot] < 0 || ioctl(u->qp_fd[slot], SIOCOUTQ, &queued) < 0 || queued < 0)
+		return 0;
+	return (uint32_t)queued;
+}
+
 static void udp_wait(struct soft_link *l, uint64_t timeout_ns)
 {
 	struct udp_link *u = (struct udp_link *)l;
@@ -372,6 +384,7 @@ static const struct soft_link_ops udp_link_ops = {
 	.qp_close = udp_qp_close,
 	.send = udp_send,
 	.recv = udp_recv,
+	.qp_backlog = udp_qp_backlog,
 	.wait = udp_wait,
 	.close = udp_close,
 };
