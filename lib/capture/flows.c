@@ -177,6 +177,14 @@ static void track_psn(struct flow *f, uint32_t psn, bool read_request)
 		return;
 	}
 	d = wire_psn_diff(psn, f->max_psn);
+	if (d >= FLOW_RESTART_JUMP || d <= -FLOW_RESTART_JUMP) {
+		f->restarts++;
+		memset(f->seen, 0, sizeof(f->seen));
+		f->max_psn = psn;
+		seen_set(f, psn, true);
+		f->jump_ok = read_request;
+		return;
+	}
 	if (d > 0) {
 		if (d > 1 && !f->jump_ok)
 			f->psn_gaps += (uint64_t)d - 1;

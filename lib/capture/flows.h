@@ -23,6 +23,9 @@ struct flow_key {
 };
 
 #define FLOW_PSN_WINDOW 4096	/* PSNs remembered behind the highest seen */
+/* A jump this large (either way) is a new connection on a reused QP number
+ * (another run, a new random first PSN), not loss nor reordering. */
+#define FLOW_RESTART_JUMP 65536
 #define FLOW_PENDING 1024	/* requests awaiting a response, for delays */
 #define FLOW_NAK_CODES 5
 
@@ -39,6 +42,7 @@ struct flow {
 	uint64_t retransmits;	/* a PSN seen again */
 	uint64_t psn_gaps;	/* PSNs skipped (lost before the capture point) */
 	uint64_t out_of_order;	/* a PSN older than the newest, not seen before */
+	uint64_t restarts;	/* a PSN jump no requester makes: a new connection reused the QPN */
 	uint64_t naks[FLOW_NAK_CODES], naks_other, rnr_naks, dup_acks;
 	uint64_t cnps, ce_marked, icrc_bad, gso_aggregates;
 	struct hist ack_delay;	/* request -> its response, ns */

@@ -74,6 +74,12 @@ static void flow_problems(const struct flow *f, json_t *problems)
 			 "point)", name, f->psn_gaps);
 		json_array_append_new(problems, json_string(msg));
 	}
+	if (f->restarts) {
+		snprintf(msg, sizeof(msg), "flow %s: its PSN jumped %" PRIu64 " time%s by more than "
+			 "%d: new connections reused the QP number (counted apart, not as loss)",
+			 name, f->restarts, f->restarts == 1 ? "" : "s", FLOW_RESTART_JUMP);
+		json_array_append_new(problems, json_string(msg));
+	}
 	if (f->out_of_order) {
 		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " packets arrived out of order", name,
 			 f->out_of_order);
@@ -155,6 +161,7 @@ static json_t *flow_json(const struct flow *f)
 	json_object_set_new(o, "opcodes", ops);
 	json_object_set_new(o, "retransmits", json_integer((json_int_t)f->retransmits));
 	json_object_set_new(o, "psn_gaps", json_integer((json_int_t)f->psn_gaps));
+	json_object_set_new(o, "psn_restarts", json_integer((json_int_t)f->restarts));
 	json_object_set_new(o, "out_of_order", json_integer((json_int_t)f->out_of_order));
 	for (int i = 0; i < FLOW_NAK_CODES; i++)
 		json_object_set_new(naks, nak_keys[i], json_integer((json_int_t)f->naks[i]));
