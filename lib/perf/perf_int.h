@@ -54,6 +54,13 @@ static inline uint8_t perf_pattern(uint64_t i, unsigned q, uint64_t seed)
 }
 
 uint64_t perf_now_ns(void);
+/* CPU time this process has used (user + system), and it as a share of
+ * wall time in percent (100 = one core busy). */
+uint64_t perf_cpu_ns(void);
+double perf_cpu_percent(uint64_t cpu_ns, uint64_t wall_ns);
+/* Whether a message of len bytes goes inline (-I: SEND and WRITE only). */
+bool perf_inline_ok(const struct perf_session *s, uint64_t len);
+bool perf_oob_readable(struct oob *o);
 /* Drives progress and handles the server end's duties (SEND receives,
  * latency echoes) when this process runs it. */
 void perf_pump_server(struct perf_session *s, struct perf_end *e);
@@ -62,6 +69,12 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 void perf_pump(struct perf_session *s);
 int perf_wc_error(const struct xport_wc *wc, char *err);
 void perf_server_prepare(struct perf_session *s, struct perf_end *e);
+/* The server end's handling of one completion (SEND receives, echoes). */
+void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct xport_wc *wc);
+void perf_fill_pattern(struct perf_session *s, struct perf_end *e);
+void perf_post_recvs(struct perf_session *s, struct perf_end *e);
+/* -b on the server: sends for the run, then tells the client its figures. */
+int perf_serve_tx(struct perf_session *s, char *err);
 void perf_server_check(struct perf_session *s, struct perf_end *e);
 
 #endif

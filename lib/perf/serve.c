@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "perf_int.h"
@@ -19,6 +20,26 @@ uint64_t perf_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t perf_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
+double perf_cpu_percent(uint64_t cpu_ns, uint64_t wall_ns)
+{
+	return wall_ns ? (double)cpu_ns * 100.0 / (double)wall_ns : 0;
+}
+
+bool perf_inline_ok(const struct perf_session *s, uint64_t len)
+{
+	return (s->o.op == PERF_SEND || s->o.op == PERF_WRITE) && len <= s->o.inline_size;
 }
 
 static struct xport_sge slot_sge(const struct perf_end *e, unsigned q, uint64_t len)
@@ -43,7 +64,7 @@ static void echo(struct perf_session *s, struct perf_end *e, unsigned q)
 		.wr_id = UINT64_MAX, .signaled = true, .sge = slot_sge(e, q, s->o.size),
 		.opcode = s->o.op == PERF_SEND ? XPORT_WR_SEND : XPORT_WR_RDMA_WRITE,
 		.remote_addr = e->remote_va + q * e->peer_slot + e->peer_slot / 2,
-		.rkey = e->remote_rkey,
+		.rkey = e->remote_rkey, .inline_data = perf_inline_ok(s, s->o.size),
 	};
 	char err[XPORT_ERR_LEN];
 
@@ -72,25 +93,29 @@ static void check_message(struct perf_session *s, struct perf_end *e, unsigned q
 	}
 }
 
+void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct xport_wc *wc)
+{
+	unsigned q = (unsigned)wc->wr_id;
+
+	if (wc->status != XPORT_WC_SUCCESS) {
+		s->server_error = wc->status;
+		return;
+	}
+	if (wc->opcode != XPORT_WC_RECV)
+		return;
+	check_message(s, e, q, wc->byte_len);
+	post_recv(s, e, q);
+	if (s->o.latency)
+		echo(s, e, q);
+}
+
 void perf_pump_server(struct perf_session *s, struct perf_end *e)
 {
 	struct xport_wc wc[32];
 	int n = xport_poll_cq(e->cq, wc, 32);
 
-	for (int i = 0; i < n; i++) {
-		unsigned q = (unsigned)wc[i].wr_id;
-
-		if (wc[i].status != XPORT_WC_SUCCESS) {
-			s->server_error = wc[i].status;
-			continue;
-		}
-		if (wc[i].opcode != XPORT_WC_RECV)
-			continue;
-		check_message(s, e, q, wc[i].byte_len);
-		post_recv(s, e, q);
-		if (s->o.latency)
-			echo(s, e, q);
-	}
+	for (int i = 0; i < n; i++)
+		perf_server_on_wc(s, e, &wc[i]);
 	/* WRITE pings: the last byte of the slot changes. */
 	if (s->o.latency && s->o.op == PERF_WRITE) {
 		for (unsigned q = 0; q < s->o.qps; q++) {
@@ -104,7 +129,30 @@ void perf_pump_server(struct perf_session *s, struct perf_end *e)
 	}
 }
 
-/* Gets the server end ready for a run of the current size. */
+/* The bytes an end sends (WRITE, SEND) or offers to READs. */
+void perf_fill_pattern(struct perf_session *s, struct perf_end *e)
+{
+	for (unsigned q = 0; q < s->o.qps; q++)
+		for (uint64_t i = 0; i < s->o.size; i++)
+			e->buf[q * e->slot + i] = perf_pattern(i, q, s->o.size);
+}
+
+/* SEND tests: RECVs on every QP of an end that receives, posted once. */
+void perf_post_recvs(struct perf_session *s, struct perf_end *e)
+{
+	for (unsigned q = 0; q < s->o.qps && s->o.op == PERF_SEND; q++) {
+		unsigned depth = s->o.latency ? 2 : s->o.rx_depth;
+
+		if (e->recvs_posted[q])
+			continue;
+		for (unsigned k = 0; k < depth; k++)
+			post_recv(s, e, q);
+		e->recvs_posted[q] = true;
+	}
+}
+
+/* Gets the server end ready for a run of the current size (with -b it
+ * sends too, the same pattern the client sends). */
 void perf_server_prepare(struct perf_session *s, struct perf_end *e)
 {
 	s->verify_failed = false;
@@ -112,18 +160,9 @@ void perf_server_prepare(struct perf_session *s, struct perf_end *e)
 	s->server_error = 0;
 	memset(e->last_tag, 0, sizeof(e->last_tag));
 	memset(e->buf, 0, e->buf_len);
-	for (unsigned q = 0; q < s->o.qps; q++) {
-		if (s->o.op == PERF_READ)	/* what the client will read */
-			for (uint64_t i = 0; i < s->o.size; i++)
-				e->buf[q * e->slot + i] = perf_pattern(i, q, s->o.size);
-		if (s->o.op == PERF_SEND && !e->recvs_posted[q]) {
-			unsigned depth = s->o.latency ? 2 : s->o.rx_depth;
-
-			for (unsigned k = 0; k < depth; k++)
-				post_recv(s, e, q);
-			e->recvs_posted[q] = true;
-		}
-	}
+	if (s->o.op == PERF_READ || s->o.bidirectional)
+		perf_fill_pattern(s, e);
+	perf_post_recvs(s, e);
 }
 
 /* WRITE verification on the target after the run. */
@@ -140,7 +179,7 @@ void perf_server_check(struct perf_session *s, struct perf_end *e)
 			}
 }
 
-static bool oob_readable(struct oob *o)
+bool perf_oob_readable(struct oob *o)
 {
 	struct pollfd p = { .fd = o->fd, .events = POLLIN };
 
@@ -155,11 +194,13 @@ static int serve_run(struct perf_session *s, char *err)
 	perf_server_prepare(s, &s->a);
 	if (oob_barrier(&s->oob, 1, err) < 0)
 		return -1;
+	if (s->o.bidirectional && perf_serve_tx(s, err) < 0)
+		return -1;
 	/* Look at the control channel only now and then: a poll() per pass
 	 * would cost more than the data path it interrupts. */
 	for (unsigned spins = 0;; spins++) {
 		if (spins % 256 == 0) {
-			if (oob_readable(&s->oob))
+			if (perf_oob_readable(&s->oob))
 				break;
 			if (s->o.stop && *s->o.stop) {
 				snprintf(err, XPORT_ERR_LEN, "interrupted");
