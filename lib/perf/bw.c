@@ -183,6 +183,7 @@ struct tx {
 	uint64_t posted[PERF_MAX_QPS], done[PERF_MAX_QPS];
 	uint64_t total_posted, total_done, t0, deadline, last, cpu0;
 	double pps;			/* --rate_limit; 0: as fast as it goes */
+	uint64_t pace_t0, pace_posted;	/* the pacing schedule's origin */
 	unsigned depth, q;
 	bool stop_posting, atomic_bad;
 };
@@ -197,7 +198,7 @@ static void tx_start(struct perf_session *s, struct perf_end *e, struct tx *t, s
 	t->depth = depth_of(s);
 	t->pps = s->o.rate_limit > 0 ? rate_pps(&s->o, msg_bytes(s)) : 0;
 	t->cpu0 = perf_cpu_ns();
-	t->t0 = perf_now_ns();
+	t->t0 = t->pace_t0 = perf_now_ns();
 	t->deadline = t->t0 + (uint64_t)(s->o.duration * 1e9);
 }
 
@@ -206,10 +207,23 @@ static bool tx_done(const struct tx *t)
 	return t->stop_posting && t->total_done >= t->total_posted;
 }
 
-/* Software pacing: no message before its time on the rate's schedule. */
-static bool tx_due(const struct tx *t, uint64_t now)
+/* Software pacing: no message before its time on the rate's schedule.
+ * After a stall (the process was descheduled) at most one queue depth is
+ * made up at once; the schedule restarts from there, so the rate stays a
+ * ceiling rather than a burst. */
+static bool tx_due(struct tx *t, uint64_t now)
 {
-	return !t->pps || (double)t->total_posted < (double)(now - t->t0) / 1e9 * t->pps + 1;
+	double allowed;
+
+	if (!t->pps)
+		return true;
+	allowed = (double)t->pace_posted + (double)(now - t->pace_t0) / 1e9 * t->pps + 1;
+	if (allowed - (double)t->total_posted > t->depth) {
+		t->pace_t0 = now - (uint64_t)((double)t->depth / t->pps * 1e9);
+		t->pace_posted = t->total_posted;
+		allowed = (double)t->total_posted + t->depth + 1;
+	}
+	return (double)t->total_posted < allowed;
 }
 
 /* Posts what the depth and the pacing allow, one operation per QP per

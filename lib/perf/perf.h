@@ -30,6 +30,7 @@ enum {
 	PERF_SET_ITERS = 1 << 2,
 	PERF_SET_DURATION = 1 << 3,
 	PERF_SET_QPS = 1 << 4,
+	PERF_SET_BIDIR = 1 << 5,
 };
 enum perf_role { PERF_CLIENT, PERF_SERVER, PERF_LOOPBACK };
 /* --rate_units, perftest's letters: g = Gb/s (10^9 bits), M = MiB/s

@@ -210,6 +210,11 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 				 "with -n %" PRIu64 ": give it on one side only", o->iters);
 		return -1;
 	}
+	if ((o->explicit_set & PERF_SET_BIDIR) && !o->bidirectional) {
+		snprintf(err, XPORT_ERR_LEN, "this server was started with -b/--bidirectional, the "
+			 "client without: give -b to the client (the server follows it)");
+		return -1;
+	}
 	o->op = (enum perf_op)op;
 	o->atomic_cas = cas;
 	o->size = size;
