@@ -4,7 +4,9 @@
 # --verify through the kernel on loopback; the table and the JSON document
 # (keys, types and the arithmetic between them); -a; -D with --interval;
 # --unit MiB; thresholds; usage errors (exit 2) and runtime errors (exit 3);
-# a server and a client on one host; the end of a run on SIGINT.
+# a server and a client on one host; the end of a run on SIGINT; perftest's
+# -b (sum of both directions), -I (inline), --rate_limit (within 5%) and
+# --cpu_util.
 #
 # Some tests check defects found while writing this file (now fixed); the
 # comment in each says what was wrong.
@@ -91,7 +93,8 @@ assert list(d) == ["rdmakit", "command", "params", "results", "errors"], list(d)
 assert d["command"] == "bw" and d["errors"] == [], d
 p = d["params"]
 types = {"engine": str, "role": str, "local_address": str, "op": str, "qps": int,
-         "tx_depth": int, "mtu_bytes": int, "iterations": int, "verify": bool}
+         "tx_depth": int, "mtu_bytes": int, "iterations": int, "verify": bool,
+         "inline_size_bytes": int}
 assert set(p) == set(types), sorted(p)
 for k, t in types.items():
     assert type(p[k]) is t, (k, p[k])
@@ -259,6 +262,138 @@ assert e.startswith("average ") and e.endswith("is below --expect-gbps 100000.00
 	assert_equal "${#stderr_lines[@]}" 1
 }
 
+# --- perftest's -b, -I, --rate_limit and --cpu_util -------------------------------
+
+@test "bw -b --loopback: write, read and send both ways, verified; BW is the sum of both directions" {
+	local op
+	for op in write read send; do
+		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -b --op "$op" -s 4k -n 2000 --verify
+		assert_success
+		json_eval '
+assert d["params"]["bidirectional"] is True and d["errors"] == [], d
+(r,) = d["results"]
+assert r["iterations"] == 2000 and r["peer_iterations"] == 2000, r
+loc, peer = r["local_bw_avg_gbps"], r["peer_bw_avg_gbps"]
+assert loc > 0 and peer > 0, r
+assert abs(r["bw_avg_gbps"] - (loc + peer)) <= 1e-6 * r["bw_avg_gbps"], r
+# This side alone: its bytes over its own time.
+own = r["bytes"] * r["iterations"] * 8 / r["seconds"] / 1e9
+assert abs(loc - own) <= 1e-6 * own, (own, r)
+assert r["bw_peak_gbps"] >= r["bw_avg_gbps"], r'
+	done
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -b -n 500
+	assert_success
+	assert_line ' Bidirectional   : yes'
+	assert_line --regexp '^ \(this side [0-9.]+ \+ the peer [0-9.]+ Gb/sec\)$'
+}
+
+@test "bw -b client and server: the server sends too, paced like the client; the sum is both" {
+	local port
+	port=$(free_port)
+	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j bw -p "$port" --bind "$ADDR" -b --timeout 5
+	local srv=$BG
+	wait_listen "$port"
+	# Paced well below what one core moves, so each direction is the limit.
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j bw "$ADDR" -p "$port" --bind "$ADDR" \
+		-b --op write -D 2 --rate_limit 0.3 --verify
+	assert_success
+	json_eval '
+(r,) = d["results"]
+assert d["errors"] == [] and r["peer_iterations"] > 0, d
+for k in ("local_bw_avg_gbps", "peer_bw_avg_gbps"):
+    assert abs(r[k] - 0.3) <= 0.3 * 0.05, (k, r)
+assert abs(r["bw_avg_gbps"] - r["local_bw_avg_gbps"] - r["peer_bw_avg_gbps"]) < 1e-9, r'
+	wait_pid "$srv" 10
+	assert_equal "$WAIT_RC" 0
+	output=$(cat "$BATS_TEST_TMPDIR/srv")
+	json_eval '
+p = d["params"]
+assert p["bidirectional"] is True and p["rate_limit"] == 0.3 and p["rate_units"] == "g", p'
+}
+
+@test "bw: a server started with -b refuses a client without it" {
+	local port
+	port=$(free_port)
+	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" bw -p "$port" --bind "$ADDR" -b --timeout 5
+	local srv=$BG
+	wait_listen "$port"
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$port" --bind "$ADDR" -n 10
+	assert_one_line_error 3 "this server was started with -b/--bidirectional, the client without"
+	wait_pid "$srv" 10
+	assert_equal "$WAIT_RC" 3
+}
+
+@test "bw --rate_limit: the average lands within 5% of the limit, in each of perftest's units" {
+	local args key want
+	while IFS='|' read -r args key want; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 2 $args
+		assert_success
+		json_eval '
+(r,) = d["results"]
+got, want = r[sys.argv[2]], float(sys.argv[3])
+assert abs(got - want) <= 0.05 * want, (sys.argv[2], got, want)' "$key" "$want"
+	done <<-'EOF2'
+	--rate_limit 0.5|bw_avg_gbps|0.5
+	--rate_limit 1 --rate_units g -s 8k|bw_avg_gbps|1
+	--rate_limit 40 --rate_units M --unit MiB|bw_avg_mibps|40
+	--rate_limit 3000 --rate_units p -s 1k|msg_rate_mpps|0.003
+	--rate_limit 2 --rate_limit_type SW -q 4|bw_avg_gbps|2
+	EOF2
+	# Unpaced, the same run is well above the limits: the pacing did it.
+	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 1
+	json_eval 'assert d["results"][0]["bw_avg_gbps"] > 2.5, d["results"]'
+}
+
+@test "bw -I: inline SEND and WRITE up to the soft engine's 912 bytes, verified; more is refused" {
+	local op
+	for op in send write; do
+		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" --op "$op" -I 912 -s 912 -n 3000 --verify
+		assert_success
+		json_eval '
+assert d["params"]["inline_size_bytes"] == 912 and d["errors"] == [], d
+assert d["results"][0]["iterations"] == 3000, d'
+	done
+	# A sweep crosses the inline size: small messages inline, the rest not.
+	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" --op send -I 256 -a -n 20 --verify
+	assert_success
+	json_eval 'assert len(d["results"]) == 23 and d["errors"] == [], d["errors"]'
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -I 913 -s 64 -n 10
+	assert_one_line_error 3 "an inline size of 913 bytes exceeds the soft engine's maximum of 912: lower -I/--inline_size"
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 10
+	assert_line ' Max inline data : 0'
+}
+
+@test "bw -I: the server takes the client's inline size" {
+	local port
+	port=$(free_port)
+	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j bw -p "$port" --bind "$ADDR" --timeout 5
+	local srv=$BG
+	wait_listen "$port"
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$port" --bind "$ADDR" \
+		-b --op send -I 512 -s 300 -n 500 --verify
+	assert_success
+	wait_pid "$srv" 10
+	assert_equal "$WAIT_RC" 0
+	output=$(cat "$BATS_TEST_TMPDIR/srv")
+	json_eval 'assert d["params"]["inline_size_bytes"] == 512, d["params"]'
+}
+
+@test "bw --cpu_util: perftest's CPU_Util[%] column; cpu_util_percent between 0 and 100 x CPUs" {
+	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 1 --cpu_util
+	assert_success
+	json_eval '
+(r,) = d["results"]
+# The engine busy-polls: far from idle, and never more than every CPU.
+assert 5 < r["cpu_util_percent"] <= 100 * int(sys.argv[2]) + 1, r' "$(nproc)"
+	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -n 100
+	json_eval 'assert "cpu_util_percent" not in d["results"][0], d["results"]'
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 1000 --cpu_util
+	assert_success
+	assert_line --regexp '^ #bytes +#iterations +BW peak\[Gb/sec\] +BW average\[Gb/sec\] +MsgRate\[Mpps\] +CPU_Util\[%\] *$'
+	assert_line --regexp '^ 65536 +1000 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$'
+}
+
 # --- usage errors -------------------------------------------------------------------
 
 @test "bw usage errors: exit 2, nothing on stdout, one line naming the problem" {
@@ -298,7 +433,18 @@ assert e.startswith("average ") and e.endswith("is below --expect-gbps 100000.00
 	-w x|-w/--limit_bw
 	127.0.0.1 127.0.0.2|unexpected argument '127.0.0.2'
 	--histogram|'--histogram'
-	--bidirectional|'--bidirectional'
+	--rdma_cm|'--rdma_cm'
+	-R|'-R'
+	--burst_size 8|'--burst_size'
+	-I x|-I/--inline_size
+	--rate_limit 0|--rate_limit
+	--rate_limit 1|--rate_limit is set by the client
+	--rate_units g|give --rate_limit RATE too
+	--rate_limit_type SW|give --rate_limit RATE too
+	--rate_units G --rate_limit 1|--rate_units
+	--rate_limit_type bogus --rate_limit 1|invalid value 'bogus' for --rate_limit_type
+	--rate_limit_type HW --rate_limit 1 --loopback|rdmakit paces in software only
+	--rate_limit_type pp --rate_limit 1 --loopback|give --rate_limit_type SW
 	EOF2
 }
 
