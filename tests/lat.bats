@@ -219,6 +219,61 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 	assert_equal "$stderr" ""
 }
 
+# --- perftest's -I and --cpu_util ------------------------------------------------
+
+@test "lat -I: perftest's defaults (send 236, write 220, read 0), -I 0 and -I 912 verified; 913 refused" {
+	local op want
+	while IFS='|' read -r op want; do
+		run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" --op "$op" -n 200 --verify
+		assert_success
+		json_eval 'assert d["params"]["inline_size_bytes"] == int(sys.argv[2]), d["params"]' "$want"
+	done <<-'EOF2'
+	send|236
+	write|220
+	read|0
+	atomic|0
+	EOF2
+	for op in send write; do
+		run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" --op "$op" -I 912 -s 912 -n 500 --verify
+		assert_success
+		json_eval 'assert d["params"]["inline_size_bytes"] == 912 and d["errors"] == [], d'
+		run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" --op "$op" -I 0 -n 100
+		json_eval 'assert d["params"]["inline_size_bytes"] == 0, d["params"]'
+	done
+	run --separate-stderr "$RDMAKIT" lat --loopback --bind "$ADDR" -I 913 -n 10
+	assert_one_line_error 3 "exceeds the soft engine's maximum of 912"
+}
+
+@test "lat -I: a server echoes inline with the client's size" {
+	local port
+	port=$(free_port)
+	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j lat -p "$port" --bind "$ADDR" --timeout 5
+	local srv=$BG
+	wait_listen "$port"
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j lat "$ADDR" -p "$port" --bind "$ADDR" \
+		--op write -I 64 -s 64 -n 300 --verify
+	assert_success
+	json_eval 'assert d["results"][0]["iterations"] == 300 and d["errors"] == [], d'
+	wait_pid "$srv" 10
+	assert_equal "$WAIT_RC" 0
+	output=$(cat "$BATS_TEST_TMPDIR/srv")
+	json_eval 'assert d["params"]["inline_size_bytes"] == 64, d["params"]'
+}
+
+@test "lat --cpu_util: a CPU_Util[%] column; cpu_util_percent between 0 and 100 x CPUs" {
+	run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" -D 0.5 --cpu_util
+	assert_success
+	json_eval '
+(r,) = d["results"]
+assert 5 < r["cpu_util_percent"] <= 100 * int(sys.argv[2]) + 1, r' "$(nproc)"
+	run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" -n 100
+	json_eval 'assert "cpu_util_percent" not in d["results"][0], d["results"]'
+	run --separate-stderr "$RDMAKIT" lat --loopback --bind "$ADDR" -n 500 --cpu_util
+	assert_success
+	assert_line --regexp '99\.9% percentile\[usec\] +CPU_Util\[%\] *$'
+	assert_line --regexp '^ 2 +500( +[0-9.]+){8} *$'
+}
+
 # --- usage errors -------------------------------------------------------------------
 
 @test "lat usage errors: exit 2, nothing on stdout, one line naming the problem" {
@@ -243,6 +298,10 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 	--interval 1|'--interval'
 	--unit MiB|'--unit'
 	--expect-gbps 1|'--expect-gbps'
+	-I x|-I/--inline_size
+	-b|'-b'
+	--rate_limit 1|'--rate_limit'
+	--rdma_cm|'--rdma_cm'
 	127.0.0.1 127.0.0.2|unexpected argument
 	EOF2
 }
