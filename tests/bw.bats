@@ -186,9 +186,9 @@ assert sum(i["bytes"] for i in iv) == r["iterations"] * 16384, (iv, r)'
 	# The same lines in the text output, before the run's row.
 	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -s 16k -D 0.6 --interval 0.2
 	assert_success
-	assert_line --index 10 --regexp '^ #bytes '
-	assert_line --index 11 --regexp '^ \[ +0\.00- +0\.20 sec\] +[0-9.]+ Gb/sec +[0-9.]+ Mpps$'
-	assert_line --index 12 --regexp '^ \[ +0\.20- +0\.40 sec\] '
+	assert_line --index 11 --regexp '^ #bytes '
+	assert_line --index 12 --regexp '^ \[ +0\.00- +0\.20 sec\] +[0-9.]+ Gb/sec +[0-9.]+ Mpps$'
+	assert_line --index 13 --regexp '^ \[ +0\.20- +0\.40 sec\] '
 	assert_line --regexp '^ 16384 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$'
 }
 
