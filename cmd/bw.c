@@ -218,8 +218,9 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 	return rc;
 }
 
-/* perftest's --rate_limit family; only software pacing exists here. */
-static int check_rate_options(const struct bw_cli *b, enum perf_role role)
+/* -b with atomics, and perftest's --rate_limit family (only software
+ * pacing exists here). */
+static int check_bw_options(const struct bw_cli *b, enum perf_role role)
 {
 	const char *t = b->limit_type;
 
@@ -233,6 +234,9 @@ static int check_rate_options(const struct bw_cli *b, enum perf_role role)
 	if ((t || b->units_set) && b->c.o.rate_limit <= 0)
 		return usage_error("bw", "--rate_units and --rate_limit_type qualify --rate_limit: "
 				   "give --rate_limit RATE too");
+	if (b->c.o.bidirectional && b->c.o.op == PERF_ATOMIC)
+		return usage_error("bw", "-b/--bidirectional is for write, read and send: drop it "
+				   "with atomics");
 	if (b->c.o.rate_limit > 0 && role == PERF_SERVER)
 		return usage_error("bw", "--rate_limit is set by the client (with -b it paces both "
 				   "sides): drop it on the server");
@@ -253,7 +257,7 @@ int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 	rc = perf_cli_finish(&b.c, argc, argv, first, &role);
 	if (rc)
 		return rc;
-	rc = check_rate_options(&b, role);
+	rc = check_bw_options(&b, role);
 	if (rc)
 		return rc;
 	return perf_cli_run(&b.c, &g, role, run_client, &b);

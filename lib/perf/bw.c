@@ -50,10 +50,12 @@ int perf_run_begin(struct perf_session *s, char *err)
 	memset(s->a.buf, 0, s->a.buf_len);
 	s->verify_failed = false;
 	s->bad_offset = 0;
-	/* With -b the server READs this side's buffer too. */
-	if (s->o.op == PERF_WRITE || s->o.op == PERF_SEND ||
-	    (s->o.op == PERF_READ && s->o.bidirectional))
-		perf_fill_pattern(s, &s->a);
+	s->a.tx_off = 0;
+	s->a.rx_off = s->o.bidirectional ? s->a.half : 0;	/* see perf_end */
+	if (s->o.op == PERF_WRITE || s->o.op == PERF_SEND)
+		perf_fill_pattern(s, &s->a, 0);
+	if (s->o.bidirectional && s->o.op == PERF_READ)	/* what the server reads */
+		perf_fill_pattern(s, &s->a, s->a.rx_off);
 	if (s->o.bidirectional)
 		perf_post_recvs(s, &s->a);
 	if (s->role == PERF_LOOPBACK) {
@@ -122,8 +124,8 @@ static uint64_t msg_bytes(const struct perf_session *s)
 static struct xport_send_wr make_wr(struct perf_session *s, struct perf_end *e, unsigned q,
 				    uint64_t n)
 {
-	uint64_t local = (uint64_t)(uintptr_t)e->buf + q * e->slot;
-	uint64_t remote = e->remote_va + q * e->peer_slot;
+	uint64_t local = (uint64_t)(uintptr_t)e->buf + q * e->slot + e->tx_off;
+	uint64_t remote = e->remote_va + q * e->peer_slot + e->tx_off;
 	struct xport_send_wr wr = {
 		.wr_id = (uint64_t)q << 48 | (n & 0xFFFFFFFFFFFFULL), .signaled = true,
 		.sge = { local, (uint32_t)s->o.size, e->mr->lkey },
@@ -348,18 +350,8 @@ static int wait_peer(struct perf_session *s, struct perf_bw_result *peer, char *
 	char text[256];
 	size_t len;
 
-	for (unsigned spins = 0;; spins++) {
-		if (spins % 256 == 0) {
-			if (perf_oob_readable(&s->oob))
-				break;
-			if (s->o.stop && *s->o.stop) {
-				snprintf(err, XPORT_ERR_LEN, "interrupted");
-				return -1;
-			}
-		}
-		perf_pump_server(s, &s->a);
-	}
-	if (oob_recv(&s->oob, OOB_RESULT, text, sizeof(text) - 1, &len, err) < 0)
+	if (perf_pump_until_peer(s, err) < 0 ||
+	    oob_recv(&s->oob, OOB_RESULT, text, sizeof(text) - 1, &len, err) < 0)
 		return -1;
 	text[len] = '\0';
 	if (sscanf(text, PEER_SCN, &peer->iterations, &peer->seconds, &peer->bw_avg_gbps,
@@ -417,18 +409,17 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 	r->cpu_util_percent = perf_cpu_percent(perf_cpu_ns() - a.cpu0, perf_now_ns() - a.t0);
 	if (s->o.bidirectional)
 		add_peer(r, peer);
+	/* What landed here: our READs, and with -b the server's WRITEs (its
+	 * SENDs were checked as they arrived); in loopback also its READs. */
+	if (s->o.op == PERF_READ)
+		perf_check_pattern(s, &s->a, s->a.tx_off);
+	if (s->o.bidirectional && s->o.op == PERF_WRITE)
+		perf_check_pattern(s, &s->a, s->a.rx_off);
+	if (both_here && s->o.op == PERF_READ)
+		perf_check_pattern(s, &s->b, s->b.tx_off);
 	if (perf_run_end(s, &r->verified, &r->bad_offset, err) < 0)
 		return -1;
-	if (s->o.verify && s->o.op == PERF_READ) {
-		for (unsigned wq = 0; wq < s->o.qps && r->verified; wq++)
-			for (uint64_t i = 0; i < s->o.size; i++)
-				if (s->a.buf[wq * s->a.slot + i] != perf_pattern(i, wq, s->o.size)) {
-					r->verified = false;
-					r->bad_offset = i;
-					break;
-				}
-	}
-	if (s->o.verify && s->o.op == PERF_ATOMIC && (a.atomic_bad || (both_here && b.atomic_bad))) {
+	if (s->o.verify && s->o.op == PERF_ATOMIC && a.atomic_bad) {
 		r->verified = false;
 		r->bad_offset = 0;
 	}
@@ -479,6 +470,8 @@ int perf_serve_tx(struct perf_session *s, char *err)
 		}
 	}
 	if (rc == 0) {
+		if (s->o.op == PERF_READ)	/* checked with the client's verdict */
+			perf_check_pattern(s, &s->a, s->a.tx_off);
 		tx_finish(s, &t, r);
 		snprintf(text, sizeof(text), PEER_FMT, r->iterations, r->seconds, r->bw_avg_gbps,
 			 r->bw_peak_gbps, r->msg_rate_mpps);

@@ -54,6 +54,7 @@ static int post_recv(struct perf_session *s, struct perf_end *e, unsigned q)
 	char err[XPORT_ERR_LEN];
 
 	(void)s;
+	wr.sge.addr += e->rx_off;
 	return xport_post_recv(e->qp[q], &wr, err);
 }
 
@@ -75,7 +76,7 @@ static void echo(struct perf_session *s, struct perf_end *e, unsigned q)
 /* SEND verification: every message must carry the client's pattern. */
 static void check_message(struct perf_session *s, struct perf_end *e, unsigned q, uint32_t len)
 {
-	const uint8_t *m = e->buf + q * e->slot;
+	const uint8_t *m = e->buf + q * e->slot + e->rx_off;
 
 	if (!s->o.verify || s->verify_failed)
 		return;
@@ -130,11 +131,24 @@ void perf_pump_server(struct perf_session *s, struct perf_end *e)
 }
 
 /* The bytes an end sends (WRITE, SEND) or offers to READs. */
-void perf_fill_pattern(struct perf_session *s, struct perf_end *e)
+void perf_fill_pattern(struct perf_session *s, struct perf_end *e, size_t off)
 {
 	for (unsigned q = 0; q < s->o.qps; q++)
 		for (uint64_t i = 0; i < s->o.size; i++)
-			e->buf[q * e->slot + i] = perf_pattern(i, q, s->o.size);
+			e->buf[q * e->slot + off + i] = perf_pattern(i, q, s->o.size);
+}
+
+void perf_check_pattern(struct perf_session *s, struct perf_end *e, size_t off)
+{
+	if (!s->o.verify)
+		return;
+	for (unsigned q = 0; q < s->o.qps && !s->verify_failed; q++)
+		for (uint64_t i = 0; i < s->o.size; i++)
+			if (e->buf[q * e->slot + off + i] != perf_pattern(i, q, s->o.size)) {
+				s->verify_failed = true;
+				s->bad_offset = i;
+				break;
+			}
 }
 
 /* SEND tests: RECVs on every QP of an end that receives, posted once. */
@@ -152,38 +166,52 @@ void perf_post_recvs(struct perf_session *s, struct perf_end *e)
 }
 
 /* Gets the server end ready for a run of the current size (with -b it
- * sends too, the same pattern the client sends). */
+ * sends too, from its second halves; see perf_end). */
 void perf_server_prepare(struct perf_session *s, struct perf_end *e)
 {
 	s->verify_failed = false;
 	s->bad_offset = 0;
 	s->server_error = 0;
+	e->tx_off = s->o.bidirectional ? e->half : 0;
+	e->rx_off = 0;
 	memset(e->last_tag, 0, sizeof(e->last_tag));
 	memset(e->buf, 0, e->buf_len);
-	if (s->o.op == PERF_READ || s->o.bidirectional)
-		perf_fill_pattern(s, e);
+	if (s->o.op == PERF_READ)	/* what the client will read */
+		perf_fill_pattern(s, e, 0);
+	if (s->o.bidirectional && (s->o.op == PERF_WRITE || s->o.op == PERF_SEND))
+		perf_fill_pattern(s, e, e->tx_off);
 	perf_post_recvs(s, e);
 }
 
 /* WRITE verification on the target after the run. */
 void perf_server_check(struct perf_session *s, struct perf_end *e)
 {
-	if (!s->o.verify || s->o.op != PERF_WRITE || s->o.latency)
-		return;
-	for (unsigned q = 0; q < s->o.qps && !s->verify_failed; q++)
-		for (uint64_t i = 0; i < s->o.size; i++)
-			if (e->buf[q * e->slot + i] != perf_pattern(i, q, s->o.size)) {
-				s->verify_failed = true;
-				s->bad_offset = i;
-				break;
-			}
+	if (s->o.op == PERF_WRITE && !s->o.latency)
+		perf_check_pattern(s, e, e->rx_off);
 }
 
-bool perf_oob_readable(struct oob *o)
+static bool oob_readable(struct oob *o)
 {
 	struct pollfd p = { .fd = o->fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) > 0;
+}
+
+int perf_pump_until_peer(struct perf_session *s, char *err)
+{
+	/* Look at the control channel only now and then: a poll() per pass
+	 * would cost more than the data path it interrupts. */
+	for (unsigned spins = 0;; spins++) {
+		if (spins % 256 == 0) {
+			if (oob_readable(&s->oob))
+				return 0;
+			if (s->o.stop && *s->o.stop) {
+				snprintf(err, XPORT_ERR_LEN, "interrupted");
+				return -1;
+			}
+		}
+		perf_pump_server(s, &s->a);
+	}
 }
 
 /* One run: start barrier, serve until the client's done barrier, report. */
@@ -196,20 +224,7 @@ static int serve_run(struct perf_session *s, char *err)
 		return -1;
 	if (s->o.bidirectional && perf_serve_tx(s, err) < 0)
 		return -1;
-	/* Look at the control channel only now and then: a poll() per pass
-	 * would cost more than the data path it interrupts. */
-	for (unsigned spins = 0;; spins++) {
-		if (spins % 256 == 0) {
-			if (perf_oob_readable(&s->oob))
-				break;
-			if (s->o.stop && *s->o.stop) {
-				snprintf(err, XPORT_ERR_LEN, "interrupted");
-				return -1;
-			}
-		}
-		perf_pump_server(s, &s->a);
-	}
-	if (oob_barrier(&s->oob, 2, err) < 0)
+	if (perf_pump_until_peer(s, err) < 0 || oob_barrier(&s->oob, 2, err) < 0)
 		return -1;
 	perf_server_check(s, &s->a);
 	snprintf(result, sizeof(result), "verified=%d bad=%" PRIu64 " status=%d",
