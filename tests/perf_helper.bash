@@ -65,6 +65,7 @@ elapsed_below() {
 server_output() {
 	wait_pid "$1" 10 || return 1
 	assert_equal "$WAIT_RC" 0
+	# shellcheck disable=SC2034  # json_eval reads it
 	output=$(cat "$BATS_TEST_TMPDIR/srv")
 }
 
