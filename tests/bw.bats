@@ -528,6 +528,25 @@ assert d["results"] == [] and d["errors"] == [], d' "$ADDR"
 assert r["iterations"] > 0 and 0.5 < r["seconds"] < 10, r'
 }
 
+@test "bw -b -D: SIGINT on the client stops both directions; partial results of both, the server ends 0" {
+	start_server bw
+	bg "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$RDMAKIT" -j bw "$ADDR" -p "$PORT" --bind "$ADDR" -b -D 30
+	local pid=$BG t0
+	sleep 1.5
+	kill -INT "$pid"
+	t0=$(now)
+	wait_pid "$pid" 5
+	elapsed_below "$t0" 3
+	assert_equal "$WAIT_RC" 0
+	output=$(cat "$BATS_TEST_TMPDIR/out")
+	json_eval '
+(r,) = d["results"]
+assert d["errors"] == [] and r["iterations"] > 0 and r["peer_iterations"] > 0, d
+assert 0.5 < r["seconds"] < 10, r'
+	server_output "$SRV"
+	json_eval 'assert d["params"]["runs_served"] == 1 and d["errors"] == [], d'
+}
+
 @test "a server waiting for a client ends on SIGINT and SIGTERM" {
 	# The accept loop (lib/perf/session.c open_server -> oob_accept with no
 	# stop flag) retries on EINTR forever: only SIGKILL ends such a server.

@@ -344,13 +344,19 @@ static void tx_finish(struct perf_session *s, const struct tx *t, struct perf_bw
 #define PEER_FMT "peer iters=%" PRIu64 " secs=%.9g avg=%.9g peak=%.9g rate=%.9g"
 #define PEER_SCN "peer iters=%" SCNu64 " secs=%lg avg=%lg peak=%lg rate=%lg"
 
-/* -b client: serve the server's traffic until it reports its figures. */
-static int wait_peer(struct perf_session *s, struct perf_bw_result *peer, char *err)
+/* -b client: says it is done ("done", or "stop" after Ctrl-C: the server
+ * then stops sending too), and serves the server's traffic until the
+ * server reports its figures. */
+static int wait_peer(struct perf_session *s, struct perf_bw_result *peer, bool interrupted,
+		     char *err)
 {
+	uint64_t deadline = interrupted ? perf_now_ns() + (uint64_t)s->o.timeout_s * 1000000000u : 0;
 	char text[256];
 	size_t len;
 
-	if (perf_pump_until_peer(s, err) < 0 ||
+	if (oob_send(&s->oob, OOB_PARAMS, interrupted ? "stop" : "done", 4, err) < 0)
+		return -1;
+	if (perf_pump_until_peer(s, deadline, err) < 0 ||
 	    oob_recv(&s->oob, OOB_RESULT, text, sizeof(text) - 1, &len, err) < 0)
 		return -1;
 	text[len] = '\0';
@@ -404,7 +410,7 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 	tx_finish(s, &a, r);
 	if (both_here)
 		tx_finish(s, &b, peer);
-	else if (s->o.bidirectional && !r->interrupted && wait_peer(s, peer, err) < 0)
+	else if (s->o.bidirectional && wait_peer(s, peer, r->interrupted, err) < 0)
 		return -1;
 	r->cpu_util_percent = perf_cpu_percent(perf_cpu_ns() - a.cpu0, perf_now_ns() - a.t0);
 	if (s->o.bidirectional)
@@ -447,12 +453,34 @@ int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
 	return rc;
 }
 
+/* -b server: the client's one message of a run, "done" with its
+ * direction, or "stop" (interrupted): then stop sending and drain. */
+static int client_done(struct perf_session *s, struct tx *t, char *err)
+{
+	char text[16];
+	size_t len;
+
+	if (oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
+		return -1;
+	text[len] = '\0';
+	if (strcmp(text, "stop") == 0) {
+		t->stop_posting = true;
+		return 0;
+	}
+	if (strcmp(text, "done")) {
+		snprintf(err, XPORT_ERR_LEN, "unexpected request from the client: %.15s", text);
+		return -1;
+	}
+	return 0;
+}
+
 int perf_serve_tx(struct perf_session *s, char *err)
 {
 	struct bw_scratch *x = malloc(sizeof(*x));
 	struct perf_bw_result *r;
 	char text[256];
 	struct tx t;
+	bool heard = false;	/* the client's "done" or "stop" */
 	int rc = 0;
 
 	if (!x) {
@@ -464,11 +492,18 @@ int perf_serve_tx(struct perf_session *s, char *err)
 	tx_start(s, &s->a, &t, &x->bins[0]);
 	for (unsigned spins = 0; !tx_done(&t) && rc == 0; spins++) {
 		rc = tx_step(s, &t, err);
-		if (spins % 256 == 0 && s->o.stop && *s->o.stop) {
+		if (spins % 256 || rc)
+			continue;
+		if (s->o.stop && *s->o.stop) {
 			snprintf(err, XPORT_ERR_LEN, "interrupted");
 			rc = -1;
+		} else if (!heard && perf_oob_readable(&s->oob)) {
+			rc = client_done(s, &t, err);
+			heard = true;
 		}
 	}
+	if (rc == 0 && !heard)
+		rc = perf_pump_until_peer(s, 0, err) < 0 ? -1 : client_done(s, &t, err);
 	if (rc == 0) {
 		if (s->o.op == PERF_READ)	/* checked with the client's verdict */
 			perf_check_pattern(s, &s->a, s->a.tx_off);

@@ -67,8 +67,10 @@ uint64_t perf_cpu_ns(void);
 double perf_cpu_percent(uint64_t cpu_ns, uint64_t wall_ns);
 /* Whether a message of len bytes goes inline (-I: SEND and WRITE only). */
 bool perf_inline_ok(const struct perf_session *s, uint64_t len);
-/* Serves this end (s->a) until the peer's next control message arrives. */
-int perf_pump_until_peer(struct perf_session *s, char *err);
+bool perf_oob_readable(struct oob *o);
+/* Serves this end (s->a) until the peer's next control message arrives;
+ * deadline_ns 0: until Ctrl-C, else (after Ctrl-C) until then. */
+int perf_pump_until_peer(struct perf_session *s, uint64_t deadline_ns, char *err);
 /* Drives progress and handles the server end's duties (SEND receives,
  * latency echoes) when this process runs it. */
 void perf_pump_server(struct perf_session *s, struct perf_end *e);

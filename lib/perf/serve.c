@@ -190,23 +190,28 @@ void perf_server_check(struct perf_session *s, struct perf_end *e)
 		perf_check_pattern(s, e, e->rx_off);
 }
 
-static bool oob_readable(struct oob *o)
+bool perf_oob_readable(struct oob *o)
 {
 	struct pollfd p = { .fd = o->fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) > 0;
 }
 
-int perf_pump_until_peer(struct perf_session *s, char *err)
+int perf_pump_until_peer(struct perf_session *s, uint64_t deadline_ns, char *err)
 {
 	/* Look at the control channel only now and then: a poll() per pass
 	 * would cost more than the data path it interrupts. */
 	for (unsigned spins = 0;; spins++) {
 		if (spins % 256 == 0) {
-			if (oob_readable(&s->oob))
+			if (perf_oob_readable(&s->oob))
 				return 0;
-			if (s->o.stop && *s->o.stop) {
+			if (!deadline_ns && s->o.stop && *s->o.stop) {
 				snprintf(err, XPORT_ERR_LEN, "interrupted");
+				return -1;
+			}
+			if (deadline_ns && perf_now_ns() > deadline_ns) {
+				snprintf(err, XPORT_ERR_LEN, "no answer from the peer for %d s; check that "
+					 "it is still running (--timeout sets the wait)", s->o.timeout_s);
 				return -1;
 			}
 		}
@@ -224,7 +229,7 @@ static int serve_run(struct perf_session *s, char *err)
 		return -1;
 	if (s->o.bidirectional && perf_serve_tx(s, err) < 0)
 		return -1;
-	if (perf_pump_until_peer(s, err) < 0 || oob_barrier(&s->oob, 2, err) < 0)
+	if (perf_pump_until_peer(s, 0, err) < 0 || oob_barrier(&s->oob, 2, err) < 0)
 		return -1;
 	perf_server_check(s, &s->a);
 	snprintf(result, sizeof(result), "verified=%d bad=%" PRIu64 " status=%d",
