@@ -116,10 +116,11 @@ nft_count() {
 
 # --- every operation across the veth -------------------------------------------
 
-@test "netns: bw, every operation, verified across the veth" {
+@test "netns: bw, every operation (and -b both ways), verified across the veth" {
 	local args
 	for args in "--op write -s 64k -n 300" "--op read -s 64k -n 300" "--op send -s 64k -n 300" \
-		"-A FETCH_AND_ADD -n 1000" "-A CMP_AND_SWAP -n 1000" "--op send -s 1m -n 20 -q 4"; do
+		"-A FETCH_AND_ADD -n 1000" "-A CMP_AND_SWAP -n 1000" "--op send -s 1m -n 20 -q 4" \
+		"-b --op write -s 64k -n 300" "-b --op read -s 64k -n 300" "-b --op send -s 64k -n 300 -I 512"; do
 		serve bw --timeout 10
 		# shellcheck disable=SC2086
 		client bw $args --verify
