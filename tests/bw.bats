@@ -515,14 +515,7 @@ assert d["results"] == [] and d["errors"] == [], d' "$ADDR"
 # --- signals ------------------------------------------------------------------------
 
 @test "bw -D: SIGINT ends the run at once and prints the partial results" {
-	bg "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 30
-	local pid=$BG t0
-	sleep 1
-	kill -INT "$pid"
-	t0=$(now)
-	wait_pid "$pid" 5
-	elapsed_below "$t0" 3
-	output=$(cat "$BATS_TEST_TMPDIR/out")
+	interrupt_run 1 3 "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 30
 	json_eval '
 (r,) = d["results"]
 assert r["iterations"] > 0 and 0.5 < r["seconds"] < 10, r'
@@ -530,15 +523,8 @@ assert r["iterations"] > 0 and 0.5 < r["seconds"] < 10, r'
 
 @test "bw -b -D: SIGINT on the client stops both directions; partial results of both, the server ends 0" {
 	start_server bw
-	bg "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$RDMAKIT" -j bw "$ADDR" -p "$PORT" --bind "$ADDR" -b -D 30
-	local pid=$BG t0
-	sleep 1.5
-	kill -INT "$pid"
-	t0=$(now)
-	wait_pid "$pid" 5
-	elapsed_below "$t0" 3
+	interrupt_run 1.5 3 "$RDMAKIT" -j bw "$ADDR" -p "$PORT" --bind "$ADDR" -b -D 30
 	assert_equal "$WAIT_RC" 0
-	output=$(cat "$BATS_TEST_TMPDIR/out")
 	json_eval '
 (r,) = d["results"]
 assert d["errors"] == [] and r["iterations"] > 0 and r["peer_iterations"] > 0, d

@@ -112,3 +112,20 @@ assert_server_inline() {
 	server_output "$SRV"
 	json_eval 'assert d["params"]["inline_size_bytes"] == int(sys.argv[2]), d["params"]' "$2"
 }
+
+# interrupt_run SECONDS LIMIT CMD...: runs CMD in the background, sends it
+# SIGINT after SECONDS; it must end within LIMIT seconds of that.  Its exit
+# status is then in WAIT_RC and its stdout in $output.
+interrupt_run() {
+	local after=$1 limit=$2 pid t0
+	shift 2
+	bg "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$@"
+	pid=$BG
+	sleep "$after"
+	kill -INT "$pid"
+	t0=$(now)
+	wait_pid "$pid" $((limit + 3)) || return 1
+	elapsed_below "$t0" "$limit"
+	# shellcheck disable=SC2034  # json_eval reads it
+	output=$(cat "$BATS_TEST_TMPDIR/out")
+}
