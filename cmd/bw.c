@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "perf_cli.h"
 
@@ -13,6 +14,9 @@ enum {
 	OPT_UNIT,
 	OPT_EXPECT_GBPS,
 	OPT_EXPECT_MPPS,
+	OPT_RATE_LIMIT,
+	OPT_RATE_UNITS,
+	OPT_RATE_LIMIT_TYPE,
 };
 
 static const struct opt_spec bw_opts[] = {
@@ -23,6 +27,13 @@ static const struct opt_spec bw_opts[] = {
 	{ "limit_bw", 'w', "GBPS", "perftest's name for --expect-gbps" },
 	{ "expect-mpps", OPT_EXPECT_MPPS, "MPPS", "exit 1 if the message rate is below MPPS" },
 	{ "limit_msgrate", 'y', "MPPS", "perftest's name for --expect-mpps" },
+	{ "bidirectional", 'b', NULL, "both sides send at once; BW is the sum of both "
+				      "directions" },
+	{ "rate_limit", OPT_RATE_LIMIT, "RATE", "pace each sender to RATE (in --rate_units)" },
+	{ "rate_units", OPT_RATE_UNITS, "UNIT", "g (Gb/sec, default), M (MiB/sec) or p "
+						"(messages/sec)" },
+	{ "rate_limit_type", OPT_RATE_LIMIT_TYPE, "TYPE", "SW: software pacing (the only kind "
+							  "here; HW and PP are refused)" },
 	OPTS_END,
 };
 
@@ -41,6 +52,8 @@ struct bw_cli {
 	struct perf_cli c;
 	bool mib;
 	double expect_gbps, expect_mpps;
+	bool units_set;
+	const char *limit_type;
 };
 
 static int bw_opt(void *ctx, int key, const char *arg)
@@ -48,6 +61,7 @@ static int bw_opt(void *ctx, int key, const char *arg)
 	struct bw_cli *b = ctx;
 	int rc = perf_cli_option(&b->c, key, arg);
 	static const char *const units[] = { "Gb", "MiB", NULL };
+	static const char *const rate_units[] = { "g", "M", "p", NULL };	/* perf_rate_unit */
 	int idx;
 
 	if (rc != 1)
@@ -67,6 +81,20 @@ static int bw_opt(void *ctx, int key, const char *arg)
 	case 'y':
 		return parse_double("bw", key == 'y' ? "-y/--limit_msgrate" : "--expect-mpps", arg,
 				    0, 1e6, &b->expect_mpps);
+	case 'b':
+		b->c.o.bidirectional = true;
+		b->c.o.explicit_set |= PERF_SET_BIDIR;
+		return 0;
+	case OPT_RATE_LIMIT:
+		return parse_double("bw", "--rate_limit", arg, 1e-6, 1e12, &b->c.o.rate_limit);
+	case OPT_RATE_UNITS:
+		rc = parse_choice("bw", "--rate_units", arg, rate_units, &idx);
+		b->c.o.rate_unit = (enum perf_rate_unit)idx;
+		b->units_set = true;
+		return rc;
+	case OPT_RATE_LIMIT_TYPE:
+		b->limit_type = arg;
+		return 0;
 	}
 	return EXIT_USAGE;
 }
@@ -77,15 +105,44 @@ static double in_unit(const struct bw_cli *b, double gbps)
 	return b->mib ? gbps * 1e9 / 8 / (1 << 20) : gbps;
 }
 
+/* perftest's columns; --cpu_util adds CPU_Util[%] after MsgRate. */
+static size_t table_cols(const struct bw_cli *b, struct report_col *cols)
+{
+	static const struct report_col gb[] = {
+		{ "BW peak[Gb/sec]", "bw_peak_gbps", REPORT_DOUBLE, 2 },
+		{ "BW average[Gb/sec]", "bw_avg_gbps", REPORT_DOUBLE, 2 },
+	};
+	static const struct report_col mib[] = {
+		{ "BW peak[MiB/sec]", "bw_peak_mibps", REPORT_DOUBLE, 2 },
+		{ "BW average[MiB/sec]", "bw_avg_mibps", REPORT_DOUBLE, 2 },
+	};
+	size_t n = 0;
+
+	cols[n++] = (struct report_col){ "#bytes", "bytes", REPORT_U64, 0 };
+	cols[n++] = (struct report_col){ "#iterations", "iterations", REPORT_U64, 0 };
+	cols[n++] = b->mib ? mib[0] : gb[0];
+	cols[n++] = b->mib ? mib[1] : gb[1];
+	cols[n++] = (struct report_col){ "MsgRate[Mpps]", "msg_rate_mpps", REPORT_DOUBLE, 6 };
+	if (b->c.cpu_util)
+		cols[n++] = (struct report_col){ "CPU_Util[%]", "cpu_util_percent", REPORT_DOUBLE, 2 };
+	cols[n++] = (struct report_col){ NULL, "seconds", REPORT_DOUBLE, 6 };
+	return n;
+}
+
 static void report_row(struct report *r, const struct bw_cli *b, const struct perf_bw_result *res)
 {
-	struct report_value v[] = {
-		RV_U64(res->bytes_per_msg), RV_U64(res->iterations),
-		RV_DBL(in_unit(b, res->bw_peak_gbps)), RV_DBL(in_unit(b, res->bw_avg_gbps)),
-		RV_DBL(res->msg_rate_mpps), RV_DBL(res->seconds),
-	};
+	struct report_value v[8];
+	size_t n = 0;
 	json_t *iv = json_array();
 
+	v[n++] = RV_U64(res->bytes_per_msg);
+	v[n++] = RV_U64(res->iterations);
+	v[n++] = RV_DBL(in_unit(b, res->bw_peak_gbps));
+	v[n++] = RV_DBL(in_unit(b, res->bw_avg_gbps));
+	v[n++] = RV_DBL(res->msg_rate_mpps);
+	if (b->c.cpu_util)
+		v[n++] = RV_DBL(res->cpu_util_percent);
+	v[n++] = RV_DBL(res->seconds);
 	/* Interval lines first, then the whole run's row, as iperf3 does. */
 	for (unsigned i = 0; i < res->nintervals; i++) {
 		const struct perf_interval *x = &res->intervals[i];
@@ -106,27 +163,23 @@ static void report_row(struct report *r, const struct bw_cli *b, const struct pe
 	else
 		json_decref(iv);
 	report_row_attach(r, "retransmits", json_integer((json_int_t)res->counters.retransmits));
+	if (res->bidirectional) {
+		/* The two directions that make up the sum (intervals: this side's). */
+		if (!r->json)
+			fprintf(r->out, " (this side %.2f + the peer %.2f %s)\n",
+				in_unit(b, res->local_bw_avg_gbps), in_unit(b, res->peer_bw_avg_gbps),
+				b->mib ? "MiB/sec" : "Gb/sec");
+		report_row_attach(r, "local_bw_avg_gbps", json_real(res->local_bw_avg_gbps));
+		report_row_attach(r, "peer_bw_avg_gbps", json_real(res->peer_bw_avg_gbps));
+		report_row_attach(r, "peer_iterations",
+				  json_integer((json_int_t)res->peer_iterations));
+	}
 }
 
 static int run_client(void *ctx, struct perf_session *s, struct report *r)
 {
-	static const struct report_col cols_gb[] = {
-		{ "#bytes", "bytes", REPORT_U64, 0 },
-		{ "#iterations", "iterations", REPORT_U64, 0 },
-		{ "BW peak[Gb/sec]", "bw_peak_gbps", REPORT_DOUBLE, 2 },
-		{ "BW average[Gb/sec]", "bw_avg_gbps", REPORT_DOUBLE, 2 },
-		{ "MsgRate[Mpps]", "msg_rate_mpps", REPORT_DOUBLE, 6 },
-		{ NULL, "seconds", REPORT_DOUBLE, 6 },
-	};
-	static const struct report_col cols_mib[] = {
-		{ "#bytes", "bytes", REPORT_U64, 0 },
-		{ "#iterations", "iterations", REPORT_U64, 0 },
-		{ "BW peak[MiB/sec]", "bw_peak_mibps", REPORT_DOUBLE, 2 },
-		{ "BW average[MiB/sec]", "bw_avg_mibps", REPORT_DOUBLE, 2 },
-		{ "MsgRate[Mpps]", "msg_rate_mpps", REPORT_DOUBLE, 6 },
-		{ NULL, "seconds", REPORT_DOUBLE, 6 },
-	};
 	struct bw_cli *b = ctx;
+	struct report_col cols[8];
 	struct perf_bw_result *res = calloc(1, sizeof(*res));
 	uint64_t sizes[32];
 	unsigned n = perf_cli_sizes(&b->c, sizes, 32);
@@ -135,7 +188,7 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 
 	if (!res)
 		return runtime_error("bw", "out of memory");
-	report_table_begin(r, b->mib ? cols_mib : cols_gb, 6);
+	report_table_begin(r, cols, table_cols(b, cols));
 	for (unsigned i = 0; i < n && !perf_stop; i++) {
 		if (perf_set_size(s, sizes[i], err) < 0 || perf_run_bw(s, res, err) < 0) {
 			report_error(r, "%s", err);
@@ -165,6 +218,31 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 	return rc;
 }
 
+/* -b with atomics, and perftest's --rate_limit family (only software
+ * pacing exists here). */
+static int check_bw_options(const struct bw_cli *b, enum perf_role role)
+{
+	const char *t = b->limit_type;
+
+	if (t && strcasecmp(t, "SW") && strcasecmp(t, "HW") && strcasecmp(t, "PP"))
+		return usage_error("bw", "invalid value '%s' for --rate_limit_type: expected SW, HW "
+				   "or PP", t);
+	if (t && strcasecmp(t, "SW"))
+		return usage_error("bw", "--rate_limit_type %s: rdmakit paces in software only (the "
+				   "soft engine has no hardware pacer, and the verbs engine's is not "
+				   "used): give --rate_limit_type SW", t);
+	if ((t || b->units_set) && b->c.o.rate_limit <= 0)
+		return usage_error("bw", "--rate_units and --rate_limit_type qualify --rate_limit: "
+				   "give --rate_limit RATE too");
+	if (b->c.o.bidirectional && b->c.o.op == PERF_ATOMIC)
+		return usage_error("bw", "-b/--bidirectional is for write, read and send: drop it "
+				   "with atomics");
+	if (b->c.o.rate_limit > 0 && role == PERF_SERVER)
+		return usage_error("bw", "--rate_limit is set by the client (with -b it paces both "
+				   "sides): drop it on the server");
+	return 0;
+}
+
 int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
@@ -177,6 +255,9 @@ int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	rc = perf_cli_finish(&b.c, argc, argv, first, &role);
+	if (rc)
+		return rc;
+	rc = check_bw_options(&b, role);
 	if (rc)
 		return rc;
 	return perf_cli_run(&b.c, &g, role, run_client, &b);

@@ -78,18 +78,26 @@ static json_t *histogram_json(const struct hist *h)
 	return a;
 }
 
-static void report_row(struct report *r, const struct perf_lat_result *res)
+/* The columns after perftest's nine, JSON only; --cpu_util's comes first. */
+#define LAT_VISIBLE_COLS 9
+
+static void report_row(struct report *r, const struct lat_cli *l,
+		       const struct perf_lat_result *res)
 {
 	const struct hist *h = &res->h;
-	struct report_value v[] = {
+	struct report_value v[LAT_VISIBLE_COLS + 4] = {
 		RV_U64(res->bytes), RV_U64(res->iterations), RV_DBL(us(hist_min(h))),
 		RV_DBL(us(hist_max(h))), RV_DBL(us(hist_percentile(h, 50))),
 		RV_DBL(hist_mean(h) / 1e3), RV_DBL(hist_stdev(h) / 1e3),
 		RV_DBL(us(hist_percentile(h, 99))), RV_DBL(us(hist_percentile(h, 99.9))),
-		RV_DBL(us(hist_percentile(h, 50))), RV_DBL(us(hist_percentile(h, 90))),
-		RV_DBL(us(hist_percentile(h, 99.99))),
 	};
+	size_t n = LAT_VISIBLE_COLS;
 
+	if (l->c.cpu_util)
+		v[n++] = RV_DBL(res->cpu_util_percent);
+	v[n++] = RV_DBL(us(hist_percentile(h, 50)));
+	v[n++] = RV_DBL(us(hist_percentile(h, 90)));
+	v[n++] = RV_DBL(us(hist_percentile(h, 99.99)));
 	report_table_row(r, v);
 	report_row_attach(r, "histogram", histogram_json(h));
 }
@@ -112,7 +120,7 @@ static int write_hgrm(const char *path, const struct hist *h, struct report *r)
 
 static int run_client(void *ctx, struct perf_session *s, struct report *r)
 {
-	static const struct report_col cols[] = {
+	static const struct report_col all_cols[] = {
 		{ "#bytes", "bytes", REPORT_U64, 0 },
 		{ "#iterations", "iterations", REPORT_U64, 0 },
 		{ "t_min[usec]", "t_min_us", REPORT_DOUBLE, 2 },
@@ -122,11 +130,14 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 		{ "t_stdev[usec]", "t_stdev_us", REPORT_DOUBLE, 2 },
 		{ "99% percentile[usec]", "p99_us", REPORT_DOUBLE, 2 },
 		{ "99.9% percentile[usec]", "p99_9_us", REPORT_DOUBLE, 2 },
+		{ "CPU_Util[%]", "cpu_util_percent", REPORT_DOUBLE, 2 },
 		{ NULL, "p50_us", REPORT_DOUBLE, 3 },
 		{ NULL, "p90_us", REPORT_DOUBLE, 3 },
 		{ NULL, "p99_99_us", REPORT_DOUBLE, 3 },
 	};
 	struct lat_cli *l = ctx;
+	struct report_col cols[sizeof(all_cols) / sizeof(all_cols[0])];
+	size_t ncols = 0;
 	struct perf_lat_result *res = calloc(1, sizeof(*res));
 	uint64_t sizes[32];
 	unsigned n = perf_cli_sizes(&l->c, sizes, 32);
@@ -135,14 +146,17 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 
 	if (!res)
 		return runtime_error("lat", "out of memory");
-	report_table_begin(r, cols, sizeof(cols) / sizeof(cols[0]));
+	for (size_t i = 0; i < sizeof(all_cols) / sizeof(all_cols[0]); i++)
+		if (i != LAT_VISIBLE_COLS || l->c.cpu_util)
+			cols[ncols++] = all_cols[i];
+	report_table_begin(r, cols, ncols);
 	for (unsigned i = 0; i < n && !perf_stop; i++) {
 		if (perf_set_size(s, sizes[i], err) < 0 || perf_run_lat(s, res, err) < 0) {
 			report_error(r, "%s", err);
 			rc = EXIT_RUNTIME;
 			break;
 		}
-		report_row(r, res);
+		report_row(r, l, res);
 		if (l->histogram && !r->json)
 			hist_write_bars(r->out, &res->h, 16);
 		if (l->c.o.verify && !res->verified) {

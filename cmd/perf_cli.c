@@ -155,6 +155,13 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		break;
 	case OPT_LOOPBACK: c->loopback = true; break;
 	case OPT_PERSISTENT: c->persistent = true; break;
+	case 'I':
+		/* The engine refuses what it cannot post inline (soft: 912 bytes). */
+		rc = parse_u64(cmd, "-I/--inline_size", arg, 0, 1 << 20, false, &v);
+		o->inline_size = (uint32_t)v;
+		c->inline_set = true;
+		break;
+	case OPT_CPU_UTIL: c->cpu_util = true; break;
 	default:
 		return 1;
 	}
@@ -185,6 +192,9 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 				   "bytes: drop -a");
 	if (c->all)
 		o->size = 8 << 20;	/* buffers for the largest size */
+	/* perftest's inline defaults: latency SEND 236, WRITE 220, else none. */
+	if (!c->inline_set && o->latency)
+		o->inline_size = o->op == PERF_SEND ? 236 : o->op == PERF_WRITE ? 220 : 0;
 	*role = c->loopback ? PERF_LOOPBACK : argc - first == 1 ? PERF_CLIENT : PERF_SERVER;
 	if (*role == PERF_CLIENT)
 		o->host = argv[first];
@@ -228,6 +238,15 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 	else
 		report_param(r, "Duration", "duration_s", REPORT_DOUBLE, RV_DBL(o->duration));
 	report_param(r, "Verify", "verify", REPORT_BOOL, RV_BOOL(o->verify));
+	report_param(r, "Max inline data", "inline_size_bytes", REPORT_U64, RV_U64(o->inline_size));
+	if (o->bidirectional)
+		report_param(r, "Bidirectional", "bidirectional", REPORT_BOOL, RV_BOOL(true));
+	if (o->rate_limit > 0) {	/* perftest's letters: Gb/s, MiB/s, messages/s */
+		static const char *const units[] = { "g", "M", "p" };
+
+		report_param(r, "Rate limit (SW)", "rate_limit", REPORT_DOUBLE, RV_DBL(o->rate_limit));
+		report_param(r, "Rate units", "rate_units", REPORT_STR, RV_STR(units[o->rate_unit]));
+	}
 }
 
 int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,

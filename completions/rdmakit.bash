@@ -48,12 +48,13 @@ _rdmakit_command_opts()
 			'--sysfs-root --proc-root --json --pretty --help'
 		;;
 	bw)
-		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent' \
+		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --cpu_util' \
 			'--interval --unit --expect-gbps --limit_bw --expect-mpps --limit_msgrate' \
+			'--bidirectional --rate_limit --rate_units --rate_limit_type' \
 			'--json --pretty --help'
 		;;
 	lat)
-		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent' \
+		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --cpu_util' \
 			'--histogram --hgrm --expect-p99-us --json --pretty --help'
 		;;
 	incast)
@@ -125,6 +126,12 @@ _rdmakit_option_value()
 	bw:--unit)
 		echo 'words Gb MiB'
 		;;
+	bw:--rate_units)
+		echo 'words g M p'
+		;;
+	bw:--rate_limit_type)
+		echo 'words SW'
+		;;
 	bw:-d|bw:--ib-dev|lat:-d|lat:--ib-dev|incast:-d|incast:--ib-dev)
 		local d names=''
 		for d in /sys/class/infiniband/*; do
@@ -140,7 +147,7 @@ _rdmakit_option_value()
 	bw:-t|bw:--tx-depth|bw:-r|bw:--rx-depth|bw:-o|bw:--outs|bw:-T|bw:--tos|\
 	bw:-u|bw:--qp-timeout|bw:--retry-cnt|bw:--rnr-retry|bw:--timeout|\
 	bw:--interval|bw:--expect-gbps|bw:-w|bw:--limit_bw|bw:--expect-mpps|\
-	bw:-y|bw:--limit_msgrate|\
+	bw:-y|bw:--limit_msgrate|bw:--rate_limit|bw:-I|bw:--inline_size|lat:-I|lat:--inline_size|\
 	lat:--bind|lat:-p|lat:--port|lat:--udp-port|lat:-i|lat:--ib-port|lat:-x|\
 	lat:--gid-index|lat:-s|lat:--size|lat:-n|lat:--iters|lat:-D|lat:--duration|\
 	lat:-q|lat:--qp|lat:-t|lat:--tx-depth|lat:-r|lat:--rx-depth|lat:-o|lat:--outs|\

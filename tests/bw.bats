@@ -4,7 +4,9 @@
 # --verify through the kernel on loopback; the table and the JSON document
 # (keys, types and the arithmetic between them); -a; -D with --interval;
 # --unit MiB; thresholds; usage errors (exit 2) and runtime errors (exit 3);
-# a server and a client on one host; the end of a run on SIGINT.
+# a server and a client on one host; the end of a run on SIGINT; perftest's
+# -b (sum of both directions), -I (inline), --rate_limit (within 5%) and
+# --cpu_util.
 #
 # Some tests check defects found while writing this file (now fixed); the
 # comment in each says what was wrong.
@@ -91,7 +93,8 @@ assert list(d) == ["rdmakit", "command", "params", "results", "errors"], list(d)
 assert d["command"] == "bw" and d["errors"] == [], d
 p = d["params"]
 types = {"engine": str, "role": str, "local_address": str, "op": str, "qps": int,
-         "tx_depth": int, "mtu_bytes": int, "iterations": int, "verify": bool}
+         "tx_depth": int, "mtu_bytes": int, "iterations": int, "verify": bool,
+         "inline_size_bytes": int}
 assert set(p) == set(types), sorted(p)
 for k, t in types.items():
     assert type(p[k]) is t, (k, p[k])
@@ -183,9 +186,9 @@ assert sum(i["bytes"] for i in iv) == r["iterations"] * 16384, (iv, r)'
 	# The same lines in the text output, before the run's row.
 	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -s 16k -D 0.6 --interval 0.2
 	assert_success
-	assert_line --index 10 --regexp '^ #bytes '
-	assert_line --index 11 --regexp '^ \[ +0\.00- +0\.20 sec\] +[0-9.]+ Gb/sec +[0-9.]+ Mpps$'
-	assert_line --index 12 --regexp '^ \[ +0\.20- +0\.40 sec\] '
+	assert_line --index 11 --regexp '^ #bytes '
+	assert_line --index 12 --regexp '^ \[ +0\.00- +0\.20 sec\] +[0-9.]+ Gb/sec +[0-9.]+ Mpps$'
+	assert_line --index 13 --regexp '^ \[ +0\.20- +0\.40 sec\] '
 	assert_line --regexp '^ 16384 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$'
 }
 
@@ -259,6 +262,115 @@ assert e.startswith("average ") and e.endswith("is below --expect-gbps 100000.00
 	assert_equal "${#stderr_lines[@]}" 1
 }
 
+# --- perftest's -b, -I, --rate_limit and --cpu_util -------------------------------
+
+@test "bw -b --loopback: write, read and send both ways, verified; BW is the sum of both directions" {
+	local op
+	for op in write read send; do
+		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -b --op "$op" -s 4k -n 2000 --verify
+		assert_success
+		json_eval '
+assert d["params"]["bidirectional"] is True and d["errors"] == [], d
+(r,) = d["results"]
+assert r["iterations"] == 2000 and r["peer_iterations"] == 2000, r
+loc, peer = r["local_bw_avg_gbps"], r["peer_bw_avg_gbps"]
+assert loc > 0 and peer > 0, r
+assert abs(r["bw_avg_gbps"] - (loc + peer)) <= 1e-6 * r["bw_avg_gbps"], r
+# This side alone: its bytes over its own time.
+own = r["bytes"] * r["iterations"] * 8 / r["seconds"] / 1e9
+assert abs(loc - own) <= 1e-6 * own, (own, r)
+assert r["bw_peak_gbps"] >= r["bw_avg_gbps"], r'
+	done
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -b -n 500
+	assert_success
+	assert_line ' Bidirectional   : yes'
+	assert_line --regexp '^ \(this side [0-9.]+ \+ the peer [0-9.]+ Gb/sec\)$'
+}
+
+@test "bw -b client and server: the server sends too, paced like the client; the sum is both" {
+	start_server bw -b
+	# Paced well below what one core moves, so each direction is the limit.
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j bw "$ADDR" -p "$PORT" --bind "$ADDR" \
+		-b --op write -D 2 --rate_limit 0.3 --verify
+	assert_success
+	json_eval '
+(r,) = d["results"]
+assert d["errors"] == [] and r["peer_iterations"] > 0, d
+for k in ("local_bw_avg_gbps", "peer_bw_avg_gbps"):
+    assert abs(r[k] - 0.3) <= 0.3 * 0.05, (k, r)
+assert abs(r["bw_avg_gbps"] - r["local_bw_avg_gbps"] - r["peer_bw_avg_gbps"]) < 1e-9, r'
+	server_output "$SRV"
+	json_eval '
+p = d["params"]
+assert p["bidirectional"] is True and p["rate_limit"] == 0.3 and p["rate_units"] == "g", p'
+}
+
+@test "bw: a server started with -b refuses a client without it" {
+	start_server bw -b
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$PORT" --bind "$ADDR" -n 10
+	assert_one_line_error 3 "this server was started with -b/--bidirectional, the client without"
+	wait_pid "$SRV" 10
+	assert_equal "$WAIT_RC" 3
+}
+
+@test "bw --rate_limit: the average lands within 5% of the limit, in each of perftest's units" {
+	# Never above the limit.  Below it only when this host kept the process
+	# from its CPU (it busy-polls, so CPU_Util < 95% says so): pacing makes
+	# up at most one queue depth after a stall, as a ceiling should.
+	local args key want
+	while IFS='|' read -r args key want; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 2 --cpu_util $args
+		assert_success
+		json_eval '
+(r,) = d["results"]
+got, want = r[sys.argv[2]], float(sys.argv[3])
+assert got <= 1.05 * want, (sys.argv[2], got, want)
+assert got >= 0.95 * want or r["cpu_util_percent"] < 95, (sys.argv[2], got, want, r)
+if got < 0.95 * want:
+    print("# starved (CPU_Util %.0f%%): %g of %g" % (r["cpu_util_percent"], got, want))' "$key" "$want" >&3
+	done <<-'EOF2'
+	--rate_limit 0.5|bw_avg_gbps|0.5
+	--rate_limit 1 --rate_units g -s 8k|bw_avg_gbps|1
+	--rate_limit 40 --rate_units M --unit MiB|bw_avg_mibps|40
+	--rate_limit 3000 --rate_units p -s 1k|msg_rate_mpps|0.003
+	--rate_limit 2 --rate_limit_type SW -q 4|bw_avg_gbps|2
+	EOF2
+	# Unpaced, the same run goes above the highest limit: the pacing did it.
+	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 1 --cpu_util
+	json_eval '
+(r,) = d["results"]
+assert r["bw_avg_gbps"] > 2.2 or r["cpu_util_percent"] < 95, r'
+}
+
+@test "bw -I: inline SEND and WRITE up to the soft engine's 912 bytes, verified; more is refused" {
+	local op
+	for op in send write; do
+		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" --op "$op" -I 912 -s 912 -n 3000 --verify
+		assert_success
+		json_eval '
+assert d["params"]["inline_size_bytes"] == 912 and d["errors"] == [], d
+assert d["results"][0]["iterations"] == 3000, d'
+	done
+	# A sweep crosses the inline size: small messages inline, the rest not.
+	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" --op send -I 256 -a -n 20 --verify
+	assert_success
+	json_eval 'assert len(d["results"]) == 23 and d["errors"] == [], d["errors"]'
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -I 913 -s 64 -n 10
+	assert_one_line_error 3 "an inline size of 913 bytes exceeds the soft engine's maximum of 912: lower -I/--inline_size"
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 10
+	assert_line ' Max inline data : 0'
+}
+
+@test "bw -I: the server takes the client's inline size" {
+	assert_server_inline bw 512 -b --op send -s 300 -n 500
+}
+
+@test "bw --cpu_util: perftest's CPU_Util[%] column; cpu_util_percent between 0 and 100 x CPUs" {
+	assert_cpu_util bw '^ #bytes +#iterations +BW peak\[Gb/sec\] +BW average\[Gb/sec\] +MsgRate\[Mpps\] +CPU_Util\[%\] *$' \
+		'^ 65536 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$' --bind "$ADDR" -D 1
+}
+
 # --- usage errors -------------------------------------------------------------------
 
 @test "bw usage errors: exit 2, nothing on stdout, one line naming the problem" {
@@ -298,7 +410,19 @@ assert e.startswith("average ") and e.endswith("is below --expect-gbps 100000.00
 	-w x|-w/--limit_bw
 	127.0.0.1 127.0.0.2|unexpected argument '127.0.0.2'
 	--histogram|'--histogram'
-	--bidirectional|'--bidirectional'
+	--rdma_cm|'--rdma_cm'
+	-b --op atomic --loopback|-b/--bidirectional is for write, read and send
+	-R|'-R'
+	--burst_size 8|'--burst_size'
+	-I x|-I/--inline_size
+	--rate_limit 0|--rate_limit
+	--rate_limit 1|--rate_limit is set by the client
+	--rate_units g|give --rate_limit RATE too
+	--rate_limit_type SW|give --rate_limit RATE too
+	--rate_units G --rate_limit 1|--rate_units
+	--rate_limit_type bogus --rate_limit 1|invalid value 'bogus' for --rate_limit_type
+	--rate_limit_type HW --rate_limit 1 --loopback|rdmakit paces in software only
+	--rate_limit_type pp --rate_limit 1 --loopback|give --rate_limit_type SW
 	EOF2
 }
 
@@ -335,22 +459,16 @@ assert e.startswith("average ") and e.endswith("is below --expect-gbps 100000.00
 # --- client and server ----------------------------------------------------------
 
 @test "bw server and client on one host: the server adopts the client's test and serves it" {
-	local port
-	port=$(free_port)
-	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j bw -p "$port" --bind "$ADDR" --timeout 5
-	local srv=$BG
-	wait_listen "$port"
-	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j bw "$ADDR" -p "$port" --bind "$ADDR" \
+	start_server bw
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j bw "$ADDR" -p "$PORT" --bind "$ADDR" \
 		--op send -s 8k -n 300 -q 3 --verify
 	assert_success
 	json_eval '
 p = d["params"]
 assert p["role"] == "client" and p["peer"] == sys.argv[2] + ":" + sys.argv[3], p
 (r,) = d["results"]
-assert r["bytes"] == 8192 and r["iterations"] == 300 and d["errors"] == [], d' "$ADDR" "$port"
-	wait_pid "$srv" 10
-	assert_equal "$WAIT_RC" 0
-	output=$(cat "$BATS_TEST_TMPDIR/srv")
+assert r["bytes"] == 8192 and r["iterations"] == 300 and d["errors"] == [], d' "$ADDR" "$PORT"
+	server_output "$SRV"
 	json_eval '
 p = d["params"]
 assert p["role"] == "server" and p["runs_served"] == 1, p
@@ -397,17 +515,22 @@ assert d["results"] == [] and d["errors"] == [], d' "$ADDR"
 # --- signals ------------------------------------------------------------------------
 
 @test "bw -D: SIGINT ends the run at once and prints the partial results" {
-	bg "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 30
-	local pid=$BG t0
-	sleep 1
-	kill -INT "$pid"
-	t0=$(now)
-	wait_pid "$pid" 5
-	elapsed_below "$t0" 3
-	output=$(cat "$BATS_TEST_TMPDIR/out")
+	interrupt_run 1 3 "$RDMAKIT" -j bw --loopback --bind "$ADDR" -D 30
 	json_eval '
 (r,) = d["results"]
 assert r["iterations"] > 0 and 0.5 < r["seconds"] < 10, r'
+}
+
+@test "bw -b -D: SIGINT on the client stops both directions; partial results of both, the server ends 0" {
+	start_server bw
+	interrupt_run 1.5 3 "$RDMAKIT" -j bw "$ADDR" -p "$PORT" --bind "$ADDR" -b -D 30
+	assert_equal "$WAIT_RC" 0
+	json_eval '
+(r,) = d["results"]
+assert d["errors"] == [] and r["iterations"] > 0 and r["peer_iterations"] > 0, d
+assert 0.5 < r["seconds"] < 10, r'
+	server_output "$SRV"
+	json_eval 'assert d["params"]["runs_served"] == 1 and d["errors"] == [], d'
 }
 
 @test "a server waiting for a client ends on SIGINT and SIGTERM" {

@@ -219,6 +219,40 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 	assert_equal "$stderr" ""
 }
 
+# --- perftest's -I and --cpu_util ------------------------------------------------
+
+@test "lat -I: perftest's defaults (send 236, write 220, read 0), -I 0 and -I 912 verified; 913 refused" {
+	local op want
+	while IFS='|' read -r op want; do
+		run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" --op "$op" -n 200 --verify
+		assert_success
+		json_eval 'assert d["params"]["inline_size_bytes"] == int(sys.argv[2]), d["params"]' "$want"
+	done <<-'EOF2'
+	send|236
+	write|220
+	read|0
+	atomic|0
+	EOF2
+	for op in send write; do
+		run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" --op "$op" -I 912 -s 912 -n 500 --verify
+		assert_success
+		json_eval 'assert d["params"]["inline_size_bytes"] == 912 and d["errors"] == [], d'
+		run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" --op "$op" -I 0 -n 100
+		json_eval 'assert d["params"]["inline_size_bytes"] == 0, d["params"]'
+	done
+	run --separate-stderr "$RDMAKIT" lat --loopback --bind "$ADDR" -I 913 -n 10
+	assert_one_line_error 3 "exceeds the soft engine's maximum of 912"
+}
+
+@test "lat -I: a server echoes inline with the client's size" {
+	assert_server_inline lat 64 --op write -s 64 -n 300
+}
+
+@test "lat --cpu_util: a CPU_Util[%] column; cpu_util_percent between 0 and 100 x CPUs" {
+	assert_cpu_util lat '99\.9% percentile\[usec\] +CPU_Util\[%\] *$' '^ 2 +[0-9]+( +[0-9.]+){8} *$' \
+		--bind "$ADDR" -D 0.5
+}
+
 # --- usage errors -------------------------------------------------------------------
 
 @test "lat usage errors: exit 2, nothing on stdout, one line naming the problem" {
@@ -243,6 +277,10 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 	--interval 1|'--interval'
 	--unit MiB|'--unit'
 	--expect-gbps 1|'--expect-gbps'
+	-I x|-I/--inline_size
+	-b|'-b'
+	--rate_limit 1|'--rate_limit'
+	--rdma_cm|'--rdma_cm'
 	127.0.0.1 127.0.0.2|unexpected argument
 	EOF2
 }
@@ -267,21 +305,15 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 # --- client and server ----------------------------------------------------------
 
 @test "lat server and client on one host: WRITE latency, the server adopts it" {
-	local port
-	port=$(free_port)
-	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j lat -p "$port" --bind "$ADDR" --timeout 5
-	local srv=$BG
-	wait_listen "$port"
-	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j lat "$ADDR" -p "$port" --bind "$ADDR" \
+	start_server lat
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j lat "$ADDR" -p "$PORT" --bind "$ADDR" \
 		--op write -s 256 -n 300 --verify
 	assert_success
 	json_eval '
 assert d["params"]["role"] == "client" and d["params"]["op"] == "write", d["params"]
 (r,) = d["results"]
 assert r["bytes"] == 256 and r["iterations"] == 300 and r["p50_us"] > 0, r'
-	wait_pid "$srv" 10
-	assert_equal "$WAIT_RC" 0
-	output=$(cat "$BATS_TEST_TMPDIR/srv")
+	server_output "$SRV"
 	json_eval '
 p = d["params"]
 assert p["role"] == "server" and p["op"] == "write" and p["runs_served"] == 1, p
@@ -318,14 +350,7 @@ assert d["results"] == [], d'
 	# lib/perf/lat.c: the stop flag is only looked at when one ping spins
 	# 1024 times without an answer, so with fast answers (loopback) SIGINT
 	# is ignored until the run ends.
-	bg "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$RDMAKIT" -j lat --loopback --bind "$ADDR" -D 4
-	local pid=$BG t0
-	sleep 1
-	kill -INT "$pid"
-	t0=$(now)
-	wait_pid "$pid" 8
-	elapsed_below "$t0" 2
-	output=$(cat "$BATS_TEST_TMPDIR/out")
+	interrupt_run 1 2 "$RDMAKIT" -j lat --loopback --bind "$ADDR" -D 4
 	json_eval '(r,) = d["results"]; assert r["iterations"] > 0, r'
 }
 

@@ -59,3 +59,73 @@ elapsed_below() {
 	awk -v t0="$1" -v t1="$(now)" -v max="$2" 'BEGIN { d = t1 - t0;
 		if (d >= max) { printf "took %.2f s, limit %s s\n", d, max; exit 1 } }'
 }
+
+# server_output PID: waits (10 s) for the background server PID to exit 0;
+# its stdout ($BATS_TEST_TMPDIR/srv) then becomes $output, for json_eval.
+server_output() {
+	wait_pid "$1" 10 || return 1
+	assert_equal "$WAIT_RC" 0
+	# shellcheck disable=SC2034  # json_eval reads it
+	output=$(cat "$BATS_TEST_TMPDIR/srv")
+}
+
+# assert_cpu_util CMD HEADING_RE ROW_RE ARGS...: 'rdmakit -j CMD --loopback
+# ARGS --cpu_util' reports a cpu_util_percent above idle (the engines
+# busy-poll) and at most every CPU busy; without --cpu_util the key is
+# absent; the text table's heading and row match the regular expressions.
+assert_cpu_util() {
+	local cmd=$1 heading=$2 row=$3
+	shift 3
+	run --separate-stderr "$RDMAKIT" -j "$cmd" --loopback "$@" --cpu_util
+	assert_success
+	json_eval '
+(r,) = d["results"]
+assert 5 < r["cpu_util_percent"] <= 100 * int(sys.argv[2]) + 1, r' "$(nproc)"
+	run --separate-stderr "$RDMAKIT" -j "$cmd" --loopback "$@"
+	assert_success
+	json_eval 'assert "cpu_util_percent" not in d["results"][0], d["results"]'
+	run --separate-stderr "$RDMAKIT" "$cmd" --loopback "$@" --cpu_util
+	assert_success
+	assert_line --regexp "$heading"
+	assert_line --regexp "$row"
+}
+
+# start_server CMD ARGS...: 'rdmakit -j CMD -p PORT --bind $ADDR --timeout 5
+# ARGS' in the background on a free port; returns once it listens.  Sets
+# PORT and SRV (its pid); its stdout goes to $BATS_TEST_TMPDIR/srv.
+start_server() {
+	PORT=$(free_port)
+	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" -j "$1" -p "$PORT" \
+		--bind "$ADDR" --timeout 5 "${@:2}"
+	SRV=$BG
+	wait_listen "$PORT"
+}
+
+# assert_server_inline CMD BYTES ARGS...: a client run of CMD with -I BYTES
+# ARGS --verify against a fresh server succeeds, and the server used BYTES.
+assert_server_inline() {
+	start_server "$1"
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" -j "$1" "$ADDR" -p "$PORT" --bind "$ADDR" \
+		-I "$2" "${@:3}" --verify
+	assert_success
+	json_eval 'assert d["errors"] == [] and d["results"][0]["iterations"] > 0, d'
+	server_output "$SRV"
+	json_eval 'assert d["params"]["inline_size_bytes"] == int(sys.argv[2]), d["params"]' "$2"
+}
+
+# interrupt_run SECONDS LIMIT CMD...: runs CMD in the background, sends it
+# SIGINT after SECONDS; it must end within LIMIT seconds of that.  Its exit
+# status is then in WAIT_RC and its stdout in $output.
+interrupt_run() {
+	local after=$1 limit=$2 pid t0
+	shift 2
+	bg "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$@"
+	pid=$BG
+	sleep "$after"
+	kill -INT "$pid"
+	t0=$(now)
+	wait_pid "$pid" $((limit + 3)) || return 1
+	elapsed_below "$t0" "$limit"
+	# shellcheck disable=SC2034  # json_eval reads it
+	output=$(cat "$BATS_TEST_TMPDIR/out")
+}

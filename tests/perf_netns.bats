@@ -8,7 +8,8 @@
 # the control connection's SYNs and a host without a route, each ending the
 # client with exit 3 within its timeouts; and the packets on the veth,
 # captured by rdmakit and read back by rdmakit and by tshark, real RoCEv2 with
-# good ICRCs and exactly the payload bw reports.
+# good ICRCs and exactly the payload bw reports; a tbf bottleneck that bw
+# measures within 10%, with the veth's byte count matching bw's bytes.
 #
 # Needs root and ip (iproute2); nft and tshark for the tests that use them.
 # Skipped without them, failed under CI=true.  The namespaces, and every
@@ -115,10 +116,11 @@ nft_count() {
 
 # --- every operation across the veth -------------------------------------------
 
-@test "netns: bw, every operation, verified across the veth" {
+@test "netns: bw, every operation (and -b both ways), verified across the veth" {
 	local args
 	for args in "--op write -s 64k -n 300" "--op read -s 64k -n 300" "--op send -s 64k -n 300" \
-		"-A FETCH_AND_ADD -n 1000" "-A CMP_AND_SWAP -n 1000" "--op send -s 1m -n 20 -q 4"; do
+		"-A FETCH_AND_ADD -n 1000" "-A CMP_AND_SWAP -n 1000" "--op send -s 1m -n 20 -q 4" \
+		"-b --op write -s 64k -n 300" "-b --op read -s 64k -n 300" "-b --op send -s 64k -n 300 -I 512"; do
 		serve bw --timeout 10
 		# shellcheck disable=SC2086
 		client bw $args --verify
@@ -287,6 +289,84 @@ assert r["retransmits"] > 0, ("corrupted packets were not sent again", r)'
 	for cmd in bw lat; do
 		run --separate-stderr timeout -k 2 20 ip netns exec "$NS_C" "$RDMAKIT" "$cmd" "$IP_S" --timeout 5
 		assert_one_line_error 3 "cannot connect to $IP_S:18515: Network is unreachable"
+	done
+}
+
+# --- a bottleneck ------------------------------------------------------------------
+
+# veth_stat NS DEV FIELD: tx_bytes, tx_packets, ... of DEV in NS.
+veth_stat() {
+	ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"
+}
+
+@test "netns: a 200 Mbit/s tbf bottleneck: bw -D reports within 10% of it, and the veth counted the bytes bw reports" {
+	require_tool tc "a tbf bottleneck"
+	require_tool ethtool "one RoCEv2 packet per frame on the veth (counted as sent)"
+	# A queue deep enough for the engine's whole window (1024 packets), so
+	# nothing is dropped and every byte on the wire is one bw counts.
+	ip netns exec "$NS_C" tc qdisc add dev "$VETH_C" root tbf rate 200mbit burst 256kb limit 4mb
+	serve bw
+	local bytes0 pkts0
+	bytes0=$(veth_stat "$NS_C" "$VETH_C" tx_bytes)
+	pkts0=$(veth_stat "$NS_C" "$VETH_C" tx_packets)
+	# -u 16: a 268 ms ACK timeout, above the ~45 ms a full tbf queue adds.
+	client bw --op write -s 64k -m 1024 -D 3 -u 16
+	assert_success
+	server_done
+	run python3 - "$output" "$(veth_stat "$NS_C" "$VETH_C" tx_bytes)" "$bytes0" \
+		"$(veth_stat "$NS_C" "$VETH_C" tx_packets)" "$pkts0" <<-'PY'
+	import json, sys
+	d = json.loads(sys.argv[1])
+	(r,) = d["results"]
+	wire_bytes = int(sys.argv[2]) - int(sys.argv[3])
+	wire_pkts = int(sys.argv[4]) - int(sys.argv[5])
+	assert r["retransmits"] == 0 and d["params"]["mtu_bytes"] == 1024, (r, d["params"])
+	# The tbf rate counts frames; bw counts payload.  Within 10% either way.
+	assert abs(r["bw_avg_gbps"] - 0.2) <= 0.02, r
+	# Each 64 KiB WRITE is 64 frames of 1024 payload bytes, each with
+	# Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 bytes, and a RETH of
+	# 16 in the first; the control connection adds a few frames.
+	msgs = r["iterations"]
+	want = msgs * (65536 + 64 * 58 + 16)
+	assert want <= wire_bytes <= want + 50000, (wire_bytes, want, r)
+	assert msgs * 64 <= wire_pkts <= msgs * 64 + 200, (wire_pkts, msgs)
+	print(f"bw {r['bw_avg_gbps'] * 1000:.1f} Mb/s payload, {wire_bytes * 8 / r['seconds'] / 1e6:.1f} Mb/s on the wire, "
+	      f"{msgs} x 64 KiB = {msgs * 65536} bytes, veth {wire_bytes} bytes in {wire_pkts} frames")
+	PY
+	assert_success
+	echo "# $output" >&3
+}
+
+@test "netns: bw --rate_limit 0.1 across the veth: the kernel counted 0.1 Gb/s of payload, and -b twice that" {
+	require_tool ethtool "one RoCEv2 packet per frame on the veth (counted as sent)"
+	local flags
+	for flags in "" "-b"; do
+		serve bw
+		local c0 s0
+		c0=$(veth_stat "$NS_C" "$VETH_C" tx_bytes)
+		s0=$(veth_stat "$NS_S" "$VETH_S" tx_bytes)
+		# shellcheck disable=SC2086
+		client bw --op write -s 64k -m 1024 -D 3 --rate_limit 0.1 $flags
+		assert_success
+		server_done
+		run python3 - "$output" "$(veth_stat "$NS_C" "$VETH_C" tx_bytes)" "$c0" \
+			"$(veth_stat "$NS_S" "$VETH_S" tx_bytes)" "$s0" "$flags" <<-'PY'
+		import json, sys
+		d = json.loads(sys.argv[1])
+		(r,) = d["results"]
+		per_msg = 65536 + 64 * 58 + 16		# a 64 KiB WRITE's frames, as above
+		sent = {"client": int(sys.argv[2]) - int(sys.argv[3]), "server": int(sys.argv[4]) - int(sys.argv[5])}
+		dirs = ["client", "server"] if sys.argv[6] == "-b" else ["client"]
+		for who in dirs:
+		    # Kernel-counted payload rate over bw's own run time.
+		    gbps = sent[who] * 65536 / per_msg * 8 / r["seconds"] / 1e9
+		    assert abs(gbps - 0.1) <= 0.005, (who, gbps, sent, r)
+		want = 0.2 if sys.argv[6] == "-b" else 0.1
+		assert abs(r["bw_avg_gbps"] - want) <= 0.05 * want, r
+		print(" ".join(f"{w} {sent[w]} bytes" for w in dirs), f"bw {r['bw_avg_gbps']:.4f} Gb/s")
+		PY
+		assert_success
+		echo "# ${flags:-(one way)}: $output" >&3
 	done
 }
 

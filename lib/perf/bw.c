@@ -48,10 +48,16 @@ int perf_run_begin(struct perf_session *s, char *err)
 	char text[64];
 
 	memset(s->a.buf, 0, s->a.buf_len);
-	for (unsigned q = 0; q < s->o.qps; q++)
-		if (s->o.op == PERF_WRITE || s->o.op == PERF_SEND)
-			for (uint64_t i = 0; i < s->o.size; i++)
-				s->a.buf[q * s->a.slot + i] = perf_pattern(i, q, s->o.size);
+	s->verify_failed = false;
+	s->bad_offset = 0;
+	s->a.tx_off = 0;
+	s->a.rx_off = s->o.bidirectional ? s->a.half : 0;	/* see perf_end */
+	if (s->o.op == PERF_WRITE || s->o.op == PERF_SEND)
+		perf_fill_pattern(s, &s->a, 0);
+	if (s->o.bidirectional && s->o.op == PERF_READ)	/* what the server reads */
+		perf_fill_pattern(s, &s->a, s->a.rx_off);
+	if (s->o.bidirectional)
+		perf_post_recvs(s, &s->a);
 	if (s->role == PERF_LOOPBACK) {
 		perf_server_prepare(s, &s->b);
 		return 0;
@@ -62,12 +68,15 @@ int perf_run_begin(struct perf_session *s, char *err)
 	return oob_barrier(&s->oob, 1, err);
 }
 
-/* Client epilogue: the server's verdict on what it received. */
+/* Client epilogue: the server's verdict on what it received (and, with
+ * -b, this side's on what the server sent). */
 int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *err)
 {
 	char text[128];
 	size_t len;
 	int ok, status;
+	bool mine_ok = !s->verify_failed;
+	uint64_t mine_bad = s->bad_offset;
 
 	if (s->role == PERF_LOOPBACK) {
 		perf_server_check(s, &s->b);
@@ -83,7 +92,9 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 		snprintf(err, XPORT_ERR_LEN, "the server sent a malformed result");
 		return -1;
 	}
-	*verified = ok;
+	*verified = ok && mine_ok;
+	if (ok && !mine_ok)
+		*bad = mine_bad;
 	if (status) {
 		snprintf(err, XPORT_ERR_LEN, "the server's QP failed: %s",
 			 xport_wc_status_str((enum xport_wc_status)status));
@@ -105,21 +116,27 @@ int perf_wc_error(const struct xport_wc *wc, char *err)
 	return -1;
 }
 
-static struct xport_send_wr make_wr(struct perf_session *s, unsigned q, uint64_t n)
+static uint64_t msg_bytes(const struct perf_session *s)
 {
-	struct perf_end *e = &s->a;
-	uint64_t local = (uint64_t)(uintptr_t)e->buf + q * e->slot;
-	uint64_t remote = e->remote_va + q * e->peer_slot;
+	return s->o.op == PERF_ATOMIC ? 8 : s->o.size;
+}
+
+static struct xport_send_wr make_wr(struct perf_session *s, struct perf_end *e, unsigned q,
+				    uint64_t n)
+{
+	uint64_t local = (uint64_t)(uintptr_t)e->buf + q * e->slot + e->tx_off;
+	uint64_t remote = e->remote_va + q * e->peer_slot + e->tx_off;
 	struct xport_send_wr wr = {
 		.wr_id = (uint64_t)q << 48 | (n & 0xFFFFFFFFFFFFULL), .signaled = true,
 		.sge = { local, (uint32_t)s->o.size, e->mr->lkey },
 		.remote_addr = remote, .rkey = e->remote_rkey,
+		.inline_data = perf_inline_ok(s, s->o.size),
 	};
 
 	switch (s->o.op) {
 	case PERF_WRITE: wr.opcode = XPORT_WR_RDMA_WRITE; break;
 	case PERF_READ: wr.opcode = XPORT_WR_RDMA_READ; break;
-	case PERF_SEND: wr.opcode = XPORT_WR_SEND; wr.sge.length = (uint32_t)s->o.size; break;
+	case PERF_SEND: wr.opcode = XPORT_WR_SEND; break;
 	case PERF_ATOMIC:
 		wr.opcode = s->o.atomic_cas ? XPORT_WR_ATOMIC_CMP_AND_SWP :
 			    XPORT_WR_ATOMIC_FETCH_AND_ADD;
@@ -133,12 +150,12 @@ static struct xport_send_wr make_wr(struct perf_session *s, unsigned q, uint64_t
 }
 
 /* Atomics: the n-th operation on a QP's counter must return n. */
-static bool atomic_ok(struct perf_session *s, const struct xport_wc *wc)
+static bool atomic_ok(const struct perf_end *e, const struct xport_wc *wc)
 {
 	unsigned q = (unsigned)(wc->wr_id >> 48);
 	uint64_t n = wc->wr_id & 0xFFFFFFFFFFFFULL, got;
 
-	memcpy(&got, s->a.buf + q * s->a.slot + s->a.half + (n % ATOMIC_LANES) * 8, 8);
+	memcpy(&got, e->buf + q * e->slot + e->half + (n % ATOMIC_LANES) * 8, 8);
 	return got == n;
 }
 
@@ -149,100 +166,160 @@ static unsigned depth_of(const struct perf_session *s)
 	return s->o.tx_depth;
 }
 
-static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct bins *bp, char *err)
+/* --rate_limit as messages per second of this run's size. */
+static double rate_pps(const struct perf_opts *o, uint64_t bytes)
 {
-#define bins (*bp)
-	uint64_t posted[PERF_MAX_QPS] = { 0 }, done[PERF_MAX_QPS] = { 0 };
-	uint64_t total_posted = 0, total_done = 0, t0, deadline, last = 0;
-	unsigned depth = depth_of(s), q = 0;
-	bool stop_posting = false;
+	switch (o->rate_unit) {
+	case PERF_RATE_PPS: return o->rate_limit;
+	case PERF_RATE_MIBPS: return o->rate_limit * 1048576.0 / (double)bytes;
+	case PERF_RATE_GBPS: break;
+	}
+	return o->rate_limit * 1e9 / 8 / (double)bytes;
+}
 
-	memset(r, 0, sizeof(*r));
-	memset(&bins, 0, sizeof(bins));
-	bins.width_ns = BIN_NS_START;
-	r->bytes_per_msg = s->o.size;
-	if (perf_run_begin(s, err) < 0)
-		return -1;
-	t0 = perf_now_ns();
-	deadline = t0 + (uint64_t)(s->o.duration * 1e9);
-	while (!stop_posting || total_done < total_posted) {
-		struct xport_wc wc[64];
-		int n;
+/* One end's sending side of a run: the client's, and with -b the
+ * server's too. */
+struct tx {
+	struct perf_end *e;
+	struct bins *bins;
+	uint64_t posted[PERF_MAX_QPS], done[PERF_MAX_QPS];
+	uint64_t total_posted, total_done, t0, deadline, last, cpu0;
+	double pps;			/* --rate_limit; 0: as fast as it goes */
+	uint64_t pace_t0, pace_posted;	/* the pacing schedule's origin */
+	unsigned depth, q;
+	bool stop_posting, atomic_bad;
+};
 
-		/* One operation per QP per pass, so every QP gets its share. */
-		for (bool room = true; room && !stop_posting;) {
-			room = false;
-			for (unsigned k = 0; k < s->o.qps && !stop_posting; k++, q = (q + 1) % s->o.qps) {
-				struct xport_send_wr wr;
+static void tx_start(struct perf_session *s, struct perf_end *e, struct tx *t, struct bins *b)
+{
+	memset(t, 0, sizeof(*t));
+	memset(b, 0, sizeof(*b));
+	b->width_ns = BIN_NS_START;
+	t->e = e;
+	t->bins = b;
+	t->depth = depth_of(s);
+	t->pps = s->o.rate_limit > 0 ? rate_pps(&s->o, msg_bytes(s)) : 0;
+	t->cpu0 = perf_cpu_ns();
+	t->t0 = t->pace_t0 = perf_now_ns();
+	t->deadline = t->t0 + (uint64_t)(s->o.duration * 1e9);
+}
 
-				if (posted[q] - done[q] >= depth)
-					continue;
-				wr = make_wr(s, q, posted[q]);
-				if (xport_post_send(s->a.qp[q], &wr, err) < 0)
-					return -1;
-				posted[q]++;
-				total_posted++;
-				room = true;
-				stop_posting = s->o.iters ? total_posted >= s->o.iters : false;
-			}
-		}
-		n = xport_poll_cq(s->a.cq, wc, 64);
-		if (n < 0) {
-			snprintf(err, XPORT_ERR_LEN, "the completion queue overflowed");
-			return -1;
-		}
-		last = perf_now_ns();
-		for (int i = 0; i < n; i++) {
-			unsigned wq = (unsigned)(wc[i].wr_id >> 48);
+static bool tx_done(const struct tx *t)
+{
+	return t->stop_posting && t->total_done >= t->total_posted;
+}
 
-			if (wc[i].status != XPORT_WC_SUCCESS)
-				return perf_wc_error(&wc[i], err);
-			if (s->o.op == PERF_ATOMIC && s->o.verify &&
-			    r->bad_offset == 0 && !atomic_ok(s, &wc[i]))
-				r->bad_offset = UINT64_MAX;
-			done[wq]++;
-			total_done++;
-			bins_add(&bins, last - t0, s->o.op == PERF_ATOMIC ? 8 : s->o.size);
-		}
-		perf_pump(s);
-		if (!s->o.iters && last >= deadline)
-			stop_posting = true;
-		if (s->o.stop && *s->o.stop) {
-			r->interrupted = true;
-			break;
+/* Software pacing: no message before its time on the rate's schedule.
+ * After a stall (the process was descheduled) at most one queue depth is
+ * made up at once; the schedule restarts from there, so the rate stays a
+ * ceiling rather than a burst. */
+static bool tx_due(struct tx *t, uint64_t now)
+{
+	double allowed;
+
+	if (!t->pps)
+		return true;
+	allowed = (double)t->pace_posted + (double)(now - t->pace_t0) / 1e9 * t->pps + 1;
+	if (allowed - (double)t->total_posted > t->depth) {
+		t->pace_t0 = now - (uint64_t)((double)t->depth / t->pps * 1e9);
+		t->pace_posted = t->total_posted;
+		allowed = (double)t->total_posted + t->depth + 1;
+	}
+	return (double)t->total_posted < allowed;
+}
+
+/* Posts what the depth and the pacing allow, one operation per QP per
+ * pass so every QP gets its share, then reaps completions.  RECVs here
+ * are the peer's SENDs (-b): the server end's duties handle them. */
+static int tx_step(struct perf_session *s, struct tx *t, char *err)
+{
+	bool was_done = tx_done(t);
+	uint64_t now = perf_now_ns(), bytes = msg_bytes(s);
+	struct xport_wc wc[64];
+	int n;
+
+	for (bool room = true; room && !t->stop_posting;) {
+		room = false;
+		for (unsigned k = 0; k < s->o.qps && !t->stop_posting && tx_due(t, now);
+		     k++, t->q = (t->q + 1) % s->o.qps) {
+			struct xport_send_wr wr;
+
+			if (t->posted[t->q] - t->done[t->q] >= t->depth)
+				continue;
+			wr = make_wr(s, t->e, t->q, t->posted[t->q]);
+			if (xport_post_send(t->e->qp[t->q], &wr, err) < 0)
+				return -1;
+			t->posted[t->q]++;
+			t->total_posted++;
+			room = true;
+			t->stop_posting = s->o.iters ? t->total_posted >= s->o.iters : false;
 		}
 	}
-	r->iterations = total_done;
-	r->seconds = last > t0 ? (double)(last - t0) / 1e9 : 0;
+	n = xport_poll_cq(t->e->cq, wc, 64);
+	if (n < 0) {
+		snprintf(err, XPORT_ERR_LEN, "the completion queue overflowed");
+		return -1;
+	}
+	now = perf_now_ns();
+	if (!was_done)
+		t->last = now;
+	for (int i = 0; i < n; i++) {
+		unsigned wq = (unsigned)(wc[i].wr_id >> 48);
+
+		if (wc[i].status != XPORT_WC_SUCCESS)
+			return perf_wc_error(&wc[i], err);
+		if (wc[i].opcode == XPORT_WC_RECV) {
+			perf_server_on_wc(s, t->e, &wc[i]);
+			continue;
+		}
+		if (s->o.op == PERF_ATOMIC && s->o.verify && !atomic_ok(t->e, &wc[i]))
+			t->atomic_bad = true;
+		t->done[wq]++;
+		t->total_done++;
+		bins_add(t->bins, now - t->t0, bytes);
+	}
+	if (!s->o.iters && now >= t->deadline)
+		t->stop_posting = true;
+	return 0;
+}
+
+/* The run's figures from what the sender completed. */
+static void tx_finish(struct perf_session *s, const struct tx *t, struct perf_bw_result *r)
+{
+	const struct bins *b = t->bins;
+
+	r->bytes_per_msg = s->o.size;
+	r->iterations = t->total_done;
+	r->seconds = t->last > t->t0 ? (double)(t->last - t->t0) / 1e9 : 0;
 	if (r->seconds > 0) {
-		double bytes = (double)total_done * (s->o.op == PERF_ATOMIC ? 8 : (double)s->o.size);
+		double bytes = (double)t->total_done * (double)msg_bytes(s);
 
 		r->bw_avg_gbps = bytes * 8 / r->seconds / 1e9;
-		r->msg_rate_mpps = (double)total_done / r->seconds / 1e6;
+		r->msg_rate_mpps = (double)t->total_done / r->seconds / 1e6;
 	}
 	/* Peak: the best full bin; short runs have none, so peak = average. */
 	r->bw_peak_gbps = r->bw_avg_gbps;
-	for (unsigned i = 0; i + 1 < bins.used; i++) {
-		double g = (double)bins.bytes[i] * 8 / ((double)bins.width_ns / 1e9) / 1e9;
+	for (unsigned i = 0; i + 1 < b->used; i++) {
+		double g = (double)b->bytes[i] * 8 / ((double)b->width_ns / 1e9) / 1e9;
 
-		if (bins.used > 2 && g > r->bw_peak_gbps)
+		if (b->used > 2 && g > r->bw_peak_gbps)
 			r->bw_peak_gbps = g;
 	}
 	if (s->o.interval > 0) {
 		uint64_t w = (uint64_t)(s->o.interval * 1e9);
 
-		if (w < bins.width_ns)
-			w = bins.width_ns;
-		for (unsigned i = 0; i < bins.used; i++) {
-			unsigned k = (unsigned)((uint64_t)i * bins.width_ns / w);
+		if (w < b->width_ns)
+			w = b->width_ns;
+		for (unsigned i = 0; i < b->used; i++) {
+			unsigned k = (unsigned)((uint64_t)i * b->width_ns / w);
 			struct perf_interval *iv = &r->intervals[k];
 
 			if (k >= PERF_MAX_INTERVALS)
 				break;
 			iv->start_s = (double)k * (double)w / 1e9;
 			iv->end_s = iv->start_s + (double)w / 1e9;
-			iv->bytes += bins.bytes[i];
-			iv->msgs += bins.msgs[i];
+			iv->bytes += b->bytes[i];
+			iv->msgs += b->msgs[i];
 			if (k + 1 > r->nintervals)
 				r->nintervals = k + 1;
 		}
@@ -261,36 +338,180 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct bins 
 			}
 		}
 	}
+}
+
+/* What one side of a -b run tells the other about its direction. */
+#define PEER_FMT "peer iters=%" PRIu64 " secs=%.9g avg=%.9g peak=%.9g rate=%.9g"
+#define PEER_SCN "peer iters=%" SCNu64 " secs=%lg avg=%lg peak=%lg rate=%lg"
+
+/* -b client: says it is done ("done", or "stop" after Ctrl-C: the server
+ * then stops sending too), and serves the server's traffic until the
+ * server reports its figures. */
+static int wait_peer(struct perf_session *s, struct perf_bw_result *peer, bool interrupted,
+		     char *err)
+{
+	uint64_t deadline = interrupted ? perf_now_ns() + (uint64_t)s->o.timeout_s * 1000000000u : 0;
+	char text[256];
+	size_t len;
+
+	if (oob_send(&s->oob, OOB_PARAMS, interrupted ? "stop" : "done", 4, err) < 0)
+		return -1;
+	if (perf_pump_until_peer(s, deadline, err) < 0 ||
+	    oob_recv(&s->oob, OOB_RESULT, text, sizeof(text) - 1, &len, err) < 0)
+		return -1;
+	text[len] = '\0';
+	if (sscanf(text, PEER_SCN, &peer->iterations, &peer->seconds, &peer->bw_avg_gbps,
+		   &peer->bw_peak_gbps, &peer->msg_rate_mpps) != 5) {
+		snprintf(err, XPORT_ERR_LEN, "the server sent malformed -b figures: %.100s", text);
+		return -1;
+	}
+	return 0;
+}
+
+/* -b: the figures are the sums of both directions, as perftest prints. */
+static void add_peer(struct perf_bw_result *r, const struct perf_bw_result *peer)
+{
+	r->bidirectional = true;
+	r->local_bw_avg_gbps = r->bw_avg_gbps;
+	r->peer_bw_avg_gbps = peer->bw_avg_gbps;
+	r->peer_iterations = peer->iterations;
+	r->bw_avg_gbps += peer->bw_avg_gbps;
+	r->bw_peak_gbps += peer->bw_peak_gbps;
+	r->msg_rate_mpps += peer->msg_rate_mpps;
+}
+
+static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_bw_result *peer,
+		  struct bins *bins, char *err)
+{
+	bool both_here = s->role == PERF_LOOPBACK && s->o.bidirectional;
+	struct tx a, b;
+
+	memset(r, 0, sizeof(*r));
+	memset(peer, 0, sizeof(*peer));
+	if (perf_run_begin(s, err) < 0)
+		return -1;
+	tx_start(s, &s->a, &a, &bins[0]);
+	if (both_here)
+		tx_start(s, &s->b, &b, &bins[1]);
+	while (!tx_done(&a) || (both_here && !tx_done(&b))) {
+		if (tx_step(s, &a, err) < 0)
+			return -1;
+		if (both_here) {
+			if (tx_step(s, &b, err) < 0)
+				return -1;
+		} else {
+			perf_pump(s);
+		}
+		if (s->o.stop && *s->o.stop) {
+			r->interrupted = true;
+			break;
+		}
+	}
+	tx_finish(s, &a, r);
+	if (both_here)
+		tx_finish(s, &b, peer);
+	else if (s->o.bidirectional && wait_peer(s, peer, r->interrupted, err) < 0)
+		return -1;
+	r->cpu_util_percent = perf_cpu_percent(perf_cpu_ns() - a.cpu0, perf_now_ns() - a.t0);
+	if (s->o.bidirectional)
+		add_peer(r, peer);
+	/* What landed here: our READs, and with -b the server's WRITEs (its
+	 * SENDs were checked as they arrived); in loopback also its READs. */
+	if (s->o.op == PERF_READ)
+		perf_check_pattern(s, &s->a, s->a.tx_off);
+	if (s->o.bidirectional && s->o.op == PERF_WRITE)
+		perf_check_pattern(s, &s->a, s->a.rx_off);
+	if (both_here && s->o.op == PERF_READ)
+		perf_check_pattern(s, &s->b, s->b.tx_off);
 	if (perf_run_end(s, &r->verified, &r->bad_offset, err) < 0)
 		return -1;
-	if (s->o.verify && s->o.op == PERF_READ) {
-		for (unsigned wq = 0; wq < s->o.qps && r->verified; wq++)
-			for (uint64_t i = 0; i < s->o.size; i++)
-				if (s->a.buf[wq * s->a.slot + i] != perf_pattern(i, wq, s->o.size)) {
-					r->verified = false;
-					r->bad_offset = i;
-					break;
-				}
-	}
-	if (s->o.verify && s->o.op == PERF_ATOMIC && r->bad_offset) {
+	if (s->o.verify && s->o.op == PERF_ATOMIC && a.atomic_bad) {
 		r->verified = false;
 		r->bad_offset = 0;
 	}
 	xport_dev_counters(s->dev, &r->counters);
 	return 0;
-#undef bins
 }
+
+/* The run's scratch: bins for up to two senders and the peer's figures. */
+struct bw_scratch {
+	struct bins bins[2];
+	struct perf_bw_result peer;
+};
 
 int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
 {
-	struct bins *b = malloc(sizeof(*b));
+	struct bw_scratch *x = malloc(sizeof(*x));
 	int rc;
 
-	if (!b) {
+	if (!x) {
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		return -1;
 	}
-	rc = run_bw(s, r, b, err);
-	free(b);
+	rc = run_bw(s, r, &x->peer, x->bins, err);
+	free(x);
+	return rc;
+}
+
+/* -b server: the client's one message of a run, "done" with its
+ * direction, or "stop" (interrupted): then stop sending and drain. */
+static int client_done(struct perf_session *s, struct tx *t, char *err)
+{
+	char text[16];
+	size_t len;
+
+	if (oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
+		return -1;
+	text[len] = '\0';
+	if (strcmp(text, "stop") == 0) {
+		t->stop_posting = true;
+		return 0;
+	}
+	if (strcmp(text, "done")) {
+		snprintf(err, XPORT_ERR_LEN, "unexpected request from the client: %.15s", text);
+		return -1;
+	}
+	return 0;
+}
+
+int perf_serve_tx(struct perf_session *s, char *err)
+{
+	struct bw_scratch *x = malloc(sizeof(*x));
+	struct perf_bw_result *r;
+	char text[256];
+	struct tx t;
+	bool heard = false;	/* the client's "done" or "stop" */
+	int rc = 0;
+
+	if (!x) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return -1;
+	}
+	r = &x->peer;
+	memset(r, 0, sizeof(*r));
+	tx_start(s, &s->a, &t, &x->bins[0]);
+	for (unsigned spins = 0; !tx_done(&t) && rc == 0; spins++) {
+		rc = tx_step(s, &t, err);
+		if (spins % 256 || rc)
+			continue;
+		if (s->o.stop && *s->o.stop) {
+			snprintf(err, XPORT_ERR_LEN, "interrupted");
+			rc = -1;
+		} else if (!heard && perf_oob_readable(&s->oob)) {
+			rc = client_done(s, &t, err);
+			heard = true;
+		}
+	}
+	if (rc == 0 && !heard)
+		rc = perf_pump_until_peer(s, 0, err) < 0 ? -1 : client_done(s, &t, err);
+	if (rc == 0) {
+		if (s->o.op == PERF_READ)	/* checked with the client's verdict */
+			perf_check_pattern(s, &s->a, s->a.tx_off);
+		tx_finish(s, &t, r);
+		snprintf(text, sizeof(text), PEER_FMT, r->iterations, r->seconds, r->bw_avg_gbps,
+			 r->bw_peak_gbps, r->msg_rate_mpps);
+		rc = oob_send(&s->oob, OOB_RESULT, text, strlen(text), err);
+	}
+	free(x);
 	return rc;
 }

@@ -102,6 +102,7 @@ static uint64_t ping(struct perf_session *s, uint64_t i, char *err)
 	struct xport_send_wr wr = {
 		.wr_id = i, .signaled = true, .sge = half_sge(e, 0, 0, s->o.size),
 		.remote_addr = e->remote_va, .rkey = e->remote_rkey,
+		.inline_data = perf_inline_ok(s, s->o.size),
 	};
 	uint64_t t0;
 	bool ok;
@@ -146,7 +147,7 @@ static uint64_t ping(struct perf_session *s, uint64_t i, char *err)
 
 int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 {
-	uint64_t deadline, t;
+	uint64_t deadline, t, wall0, cpu0;
 
 	memset(r, 0, sizeof(*r));
 	hist_init(&r->h);
@@ -156,7 +157,9 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 		return -1;
 	if (s->o.op == PERF_SEND && post_echo_recv(s, err) < 0)
 		return -1;
-	deadline = perf_now_ns() + (uint64_t)(s->o.duration * 1e9);
+	cpu0 = perf_cpu_ns();
+	wall0 = perf_now_ns();
+	deadline = wall0 + (uint64_t)(s->o.duration * 1e9);
 	for (uint64_t i = 0; s->o.iters ? i < s->o.iters : perf_now_ns() < deadline; i++) {
 		if (s->o.stop && *s->o.stop) {	/* Ctrl-C: report what we have */
 			r->interrupted = true;
@@ -180,6 +183,7 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 				r->bad_offset = i + 1;
 		}
 	}
+	r->cpu_util_percent = perf_cpu_percent(perf_cpu_ns() - cpu0, perf_now_ns() - wall0);
 	{
 		uint64_t atomic_bad = r->bad_offset;
 

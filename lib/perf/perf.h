@@ -30,8 +30,12 @@ enum {
 	PERF_SET_ITERS = 1 << 2,
 	PERF_SET_DURATION = 1 << 3,
 	PERF_SET_QPS = 1 << 4,
+	PERF_SET_BIDIR = 1 << 5,
 };
 enum perf_role { PERF_CLIENT, PERF_SERVER, PERF_LOOPBACK };
+/* --rate_units, perftest's letters: g = Gb/s (10^9 bits), M = MiB/s
+ * (2^20 bytes), p = messages per second. */
+enum perf_rate_unit { PERF_RATE_GBPS, PERF_RATE_MIBPS, PERF_RATE_PPS };
 
 struct perf_opts {
 	enum perf_op op;
@@ -60,6 +64,10 @@ struct perf_opts {
 	uint16_t port;
 	const char *host;		/* client: the server */
 	const volatile sig_atomic_t *stop;	/* Ctrl-C */
+	bool bidirectional;		/* bw: both sides send at once (perftest -b) */
+	uint32_t inline_size;		/* SEND/WRITE messages up to this are posted inline */
+	double rate_limit;		/* bw: software pacing of each sender; 0: none */
+	enum perf_rate_unit rate_unit;
 };
 
 struct perf_interval {
@@ -77,6 +85,12 @@ struct perf_bw_result {
 	uint64_t bad_offset;		/* first wrong byte, when !verified */
 	struct xport_counters counters;
 	bool interrupted;
+	double cpu_util_percent;	/* this process: CPU time / wall time; 100 = one core */
+	/* -b: bw_* and msg_rate_mpps are the sum of both directions, as
+	 * perftest prints; these are the parts. */
+	bool bidirectional;
+	double local_bw_avg_gbps, peer_bw_avg_gbps;
+	uint64_t peer_iterations;
 };
 
 struct perf_lat_result {
@@ -86,6 +100,7 @@ struct perf_lat_result {
 	bool verified;
 	uint64_t bad_offset;
 	bool interrupted;
+	double cpu_util_percent;	/* this process: CPU time / wall time; 100 = one core */
 };
 
 struct perf_session;

@@ -13,6 +13,13 @@ struct perf_end {
 	struct xport_qp *qp[PERF_MAX_QPS];
 	uint8_t *buf;
 	size_t buf_len, slot, half;
+	/* Where in each slot this end's own operations start (tx_off: their
+	 * source, or a READ's destination) and where the peer's land (rx_off:
+	 * its WRITEs and SENDs, or its READs' source).  0 and 0, except in a
+	 * -b run, where the server end's direction uses the second halves on
+	 * both sides, so each direction's data is checked where nothing else
+	 * wrote it. */
+	size_t tx_off, rx_off;
 	struct xport_mr *mr;
 	uint64_t remote_va;	/* the peer's buffer */
 	uint32_t remote_rkey;
@@ -54,6 +61,16 @@ static inline uint8_t perf_pattern(uint64_t i, unsigned q, uint64_t seed)
 }
 
 uint64_t perf_now_ns(void);
+/* CPU time this process has used (user + system), and it as a share of
+ * wall time in percent (100 = one core busy). */
+uint64_t perf_cpu_ns(void);
+double perf_cpu_percent(uint64_t cpu_ns, uint64_t wall_ns);
+/* Whether a message of len bytes goes inline (-I: SEND and WRITE only). */
+bool perf_inline_ok(const struct perf_session *s, uint64_t len);
+bool perf_oob_readable(struct oob *o);
+/* Serves this end (s->a) until the peer's next control message arrives;
+ * deadline_ns 0: until Ctrl-C, else (after Ctrl-C) until then. */
+int perf_pump_until_peer(struct perf_session *s, uint64_t deadline_ns, char *err);
 /* Drives progress and handles the server end's duties (SEND receives,
  * latency echoes) when this process runs it. */
 void perf_pump_server(struct perf_session *s, struct perf_end *e);
@@ -62,6 +79,14 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 void perf_pump(struct perf_session *s);
 int perf_wc_error(const struct xport_wc *wc, char *err);
 void perf_server_prepare(struct perf_session *s, struct perf_end *e);
+/* The server end's handling of one completion (SEND receives, echoes). */
+void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct xport_wc *wc);
+void perf_fill_pattern(struct perf_session *s, struct perf_end *e, size_t off);
+/* --verify: the pattern at offset off of every slot, else s->verify_failed. */
+void perf_check_pattern(struct perf_session *s, struct perf_end *e, size_t off);
+void perf_post_recvs(struct perf_session *s, struct perf_end *e);
+/* -b on the server: sends for the run, then tells the client its figures. */
+int perf_serve_tx(struct perf_session *s, char *err);
 void perf_server_check(struct perf_session *s, struct perf_end *e);
 
 #endif

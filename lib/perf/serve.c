@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "perf_int.h"
@@ -19,6 +20,26 @@ uint64_t perf_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t perf_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
+double perf_cpu_percent(uint64_t cpu_ns, uint64_t wall_ns)
+{
+	return wall_ns ? (double)cpu_ns * 100.0 / (double)wall_ns : 0;
+}
+
+bool perf_inline_ok(const struct perf_session *s, uint64_t len)
+{
+	return (s->o.op == PERF_SEND || s->o.op == PERF_WRITE) && len <= s->o.inline_size;
 }
 
 static struct xport_sge slot_sge(const struct perf_end *e, unsigned q, uint64_t len)
@@ -33,6 +54,7 @@ static int post_recv(struct perf_session *s, struct perf_end *e, unsigned q)
 	char err[XPORT_ERR_LEN];
 
 	(void)s;
+	wr.sge.addr += e->rx_off;
 	return xport_post_recv(e->qp[q], &wr, err);
 }
 
@@ -43,7 +65,7 @@ static void echo(struct perf_session *s, struct perf_end *e, unsigned q)
 		.wr_id = UINT64_MAX, .signaled = true, .sge = slot_sge(e, q, s->o.size),
 		.opcode = s->o.op == PERF_SEND ? XPORT_WR_SEND : XPORT_WR_RDMA_WRITE,
 		.remote_addr = e->remote_va + q * e->peer_slot + e->peer_slot / 2,
-		.rkey = e->remote_rkey,
+		.rkey = e->remote_rkey, .inline_data = perf_inline_ok(s, s->o.size),
 	};
 	char err[XPORT_ERR_LEN];
 
@@ -54,7 +76,7 @@ static void echo(struct perf_session *s, struct perf_end *e, unsigned q)
 /* SEND verification: every message must carry the client's pattern. */
 static void check_message(struct perf_session *s, struct perf_end *e, unsigned q, uint32_t len)
 {
-	const uint8_t *m = e->buf + q * e->slot;
+	const uint8_t *m = e->buf + q * e->slot + e->rx_off;
 
 	if (!s->o.verify || s->verify_failed)
 		return;
@@ -72,25 +94,29 @@ static void check_message(struct perf_session *s, struct perf_end *e, unsigned q
 	}
 }
 
+void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct xport_wc *wc)
+{
+	unsigned q = (unsigned)wc->wr_id;
+
+	if (wc->status != XPORT_WC_SUCCESS) {
+		s->server_error = wc->status;
+		return;
+	}
+	if (wc->opcode != XPORT_WC_RECV)
+		return;
+	check_message(s, e, q, wc->byte_len);
+	post_recv(s, e, q);
+	if (s->o.latency)
+		echo(s, e, q);
+}
+
 void perf_pump_server(struct perf_session *s, struct perf_end *e)
 {
 	struct xport_wc wc[32];
 	int n = xport_poll_cq(e->cq, wc, 32);
 
-	for (int i = 0; i < n; i++) {
-		unsigned q = (unsigned)wc[i].wr_id;
-
-		if (wc[i].status != XPORT_WC_SUCCESS) {
-			s->server_error = wc[i].status;
-			continue;
-		}
-		if (wc[i].opcode != XPORT_WC_RECV)
-			continue;
-		check_message(s, e, q, wc[i].byte_len);
-		post_recv(s, e, q);
-		if (s->o.latency)
-			echo(s, e, q);
-	}
+	for (int i = 0; i < n; i++)
+		perf_server_on_wc(s, e, &wc[i]);
 	/* WRITE pings: the last byte of the slot changes. */
 	if (s->o.latency && s->o.op == PERF_WRITE) {
 		for (unsigned q = 0; q < s->o.qps; q++) {
@@ -104,47 +130,93 @@ void perf_pump_server(struct perf_session *s, struct perf_end *e)
 	}
 }
 
-/* Gets the server end ready for a run of the current size. */
-void perf_server_prepare(struct perf_session *s, struct perf_end *e)
+/* The bytes an end sends (WRITE, SEND) or offers to READs. */
+void perf_fill_pattern(struct perf_session *s, struct perf_end *e, size_t off)
 {
-	s->verify_failed = false;
-	s->bad_offset = 0;
-	s->server_error = 0;
-	memset(e->last_tag, 0, sizeof(e->last_tag));
-	memset(e->buf, 0, e->buf_len);
-	for (unsigned q = 0; q < s->o.qps; q++) {
-		if (s->o.op == PERF_READ)	/* what the client will read */
-			for (uint64_t i = 0; i < s->o.size; i++)
-				e->buf[q * e->slot + i] = perf_pattern(i, q, s->o.size);
-		if (s->o.op == PERF_SEND && !e->recvs_posted[q]) {
-			unsigned depth = s->o.latency ? 2 : s->o.rx_depth;
-
-			for (unsigned k = 0; k < depth; k++)
-				post_recv(s, e, q);
-			e->recvs_posted[q] = true;
-		}
-	}
+	for (unsigned q = 0; q < s->o.qps; q++)
+		for (uint64_t i = 0; i < s->o.size; i++)
+			e->buf[q * e->slot + off + i] = perf_pattern(i, q, s->o.size);
 }
 
-/* WRITE verification on the target after the run. */
-void perf_server_check(struct perf_session *s, struct perf_end *e)
+void perf_check_pattern(struct perf_session *s, struct perf_end *e, size_t off)
 {
-	if (!s->o.verify || s->o.op != PERF_WRITE || s->o.latency)
+	if (!s->o.verify)
 		return;
 	for (unsigned q = 0; q < s->o.qps && !s->verify_failed; q++)
 		for (uint64_t i = 0; i < s->o.size; i++)
-			if (e->buf[q * e->slot + i] != perf_pattern(i, q, s->o.size)) {
+			if (e->buf[q * e->slot + off + i] != perf_pattern(i, q, s->o.size)) {
 				s->verify_failed = true;
 				s->bad_offset = i;
 				break;
 			}
 }
 
-static bool oob_readable(struct oob *o)
+/* SEND tests: RECVs on every QP of an end that receives, posted once. */
+void perf_post_recvs(struct perf_session *s, struct perf_end *e)
+{
+	for (unsigned q = 0; q < s->o.qps && s->o.op == PERF_SEND; q++) {
+		unsigned depth = s->o.latency ? 2 : s->o.rx_depth;
+
+		if (e->recvs_posted[q])
+			continue;
+		for (unsigned k = 0; k < depth; k++)
+			post_recv(s, e, q);
+		e->recvs_posted[q] = true;
+	}
+}
+
+/* Gets the server end ready for a run of the current size (with -b it
+ * sends too, from its second halves; see perf_end). */
+void perf_server_prepare(struct perf_session *s, struct perf_end *e)
+{
+	s->verify_failed = false;
+	s->bad_offset = 0;
+	s->server_error = 0;
+	e->tx_off = s->o.bidirectional ? e->half : 0;
+	e->rx_off = 0;
+	memset(e->last_tag, 0, sizeof(e->last_tag));
+	memset(e->buf, 0, e->buf_len);
+	if (s->o.op == PERF_READ)	/* what the client will read */
+		perf_fill_pattern(s, e, 0);
+	if (s->o.bidirectional && (s->o.op == PERF_WRITE || s->o.op == PERF_SEND))
+		perf_fill_pattern(s, e, e->tx_off);
+	perf_post_recvs(s, e);
+}
+
+/* WRITE verification on the target after the run. */
+void perf_server_check(struct perf_session *s, struct perf_end *e)
+{
+	if (s->o.op == PERF_WRITE && !s->o.latency)
+		perf_check_pattern(s, e, e->rx_off);
+}
+
+bool perf_oob_readable(struct oob *o)
 {
 	struct pollfd p = { .fd = o->fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) > 0;
+}
+
+int perf_pump_until_peer(struct perf_session *s, uint64_t deadline_ns, char *err)
+{
+	/* Look at the control channel only now and then: a poll() per pass
+	 * would cost more than the data path it interrupts. */
+	for (unsigned spins = 0;; spins++) {
+		if (spins % 256 == 0) {
+			if (perf_oob_readable(&s->oob))
+				return 0;
+			if (!deadline_ns && s->o.stop && *s->o.stop) {
+				snprintf(err, XPORT_ERR_LEN, "interrupted");
+				return -1;
+			}
+			if (deadline_ns && perf_now_ns() > deadline_ns) {
+				snprintf(err, XPORT_ERR_LEN, "no answer from the peer for %d s; check that "
+					 "it is still running (--timeout sets the wait)", s->o.timeout_s);
+				return -1;
+			}
+		}
+		perf_pump_server(s, &s->a);
+	}
 }
 
 /* One run: start barrier, serve until the client's done barrier, report. */
@@ -155,20 +227,9 @@ static int serve_run(struct perf_session *s, char *err)
 	perf_server_prepare(s, &s->a);
 	if (oob_barrier(&s->oob, 1, err) < 0)
 		return -1;
-	/* Look at the control channel only now and then: a poll() per pass
-	 * would cost more than the data path it interrupts. */
-	for (unsigned spins = 0;; spins++) {
-		if (spins % 256 == 0) {
-			if (oob_readable(&s->oob))
-				break;
-			if (s->o.stop && *s->o.stop) {
-				snprintf(err, XPORT_ERR_LEN, "interrupted");
-				return -1;
-			}
-		}
-		perf_pump_server(s, &s->a);
-	}
-	if (oob_barrier(&s->oob, 2, err) < 0)
+	if (s->o.bidirectional && perf_serve_tx(s, err) < 0)
+		return -1;
+	if (perf_pump_until_peer(s, 0, err) < 0 || oob_barrier(&s->oob, 2, err) < 0)
 		return -1;
 	perf_server_check(s, &s->a);
 	snprintf(result, sizeof(result), "verified=%d bad=%" PRIu64 " status=%d",

@@ -37,7 +37,7 @@ static int end_open(struct perf_session *s, struct perf_end *e, char *err)
 		.max_send_wr = o->tx_depth + 8, .max_recv_wr = o->rx_depth + 8, .mtu = o->mtu,
 		.max_rd_atomic = (uint8_t)(o->outs ? o->outs : 16), .timeout = o->qp_timeout,
 		.retry_cnt = o->retry_cnt, .rnr_retry = o->rnr_retry, .min_rnr_timer = 1,
-		.tos = o->tos,
+		.tos = o->tos, .max_inline_data = o->inline_size,
 	};
 
 	/* Two halves per QP: what this side sends (and receives SENDs into),
@@ -129,9 +129,34 @@ static void params_text(const struct perf_session *s, char *buf, size_t cap)
 
 	snprintf(buf, cap, "op=%d cas=%d size=%" PRIu64 " max_size=%" PRIu64 " iters=%" PRIu64
 		 " duration=%.9g qps=%u tx_depth=%u rx_depth=%u outs=%u mtu=%u verify=%d "
-		 "interval=%.9g engine=%s lat=%d", o->op, o->atomic_cas, o->size, s->max_size, o->iters,
-		 o->duration, o->qps, o->tx_depth, o->rx_depth, o->outs, o->mtu, o->verify,
-		 o->interval, o->engine ? o->engine : "auto", o->latency);
+		 "interval=%.9g engine=%s lat=%d bidir=%d inline=%u rate=%.9g rate_unit=%d", o->op,
+		 o->atomic_cas, o->size, s->max_size, o->iters, o->duration, o->qps, o->tx_depth,
+		 o->rx_depth, o->outs, o->mtu, o->verify, o->interval, o->engine ? o->engine : "auto",
+		 o->latency, o->bidirectional, o->inline_size, o->rate_limit, (int)o->rate_unit);
+}
+
+/* The fields added after the first release: absent from an older client's
+ * text, so they default to off. */
+static int adopt_extras(struct perf_opts *o, const char *text)
+{
+	const char *x = strstr(text, " bidir=");
+	int bidir, unit;
+	unsigned inl;
+	double rate;
+
+	o->bidirectional = false;
+	o->inline_size = 0;
+	o->rate_limit = 0;
+	if (!x)
+		return 0;
+	if (sscanf(x, " bidir=%d inline=%u rate=%lg rate_unit=%d", &bidir, &inl, &rate, &unit) != 4 ||
+	    unit < PERF_RATE_GBPS || unit > PERF_RATE_PPS || rate < 0)
+		return -1;
+	o->bidirectional = bidir;
+	o->inline_size = inl;
+	o->rate_limit = rate;
+	o->rate_unit = (enum perf_rate_unit)unit;
+	return 0;
 }
 
 static int adopt_params(struct perf_session *s, const char *text, char *err)
@@ -148,7 +173,7 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 		   "interval=%lg engine=%15s lat=%d", &op, &cas, &size, &max_size, &iters, &duration,
 		   &qps, &txd, &rxd, &outs, &mtu, &verify, &interval, engine, &lat) != 15 ||
 	    op < 0 || op > PERF_ATOMIC || qps < 1 || qps > PERF_MAX_QPS || txd < 1 ||
-	    max_size > (1ULL << 31) || size > max_size) {
+	    max_size > (1ULL << 31) || size > max_size || adopt_extras(o, text) < 0) {
 		snprintf(err, XPORT_ERR_LEN, "the client sent test parameters this rdmakit cannot "
 			 "use: %.200s", text);
 		return -1;
@@ -183,6 +208,11 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 		else
 			snprintf(err, XPORT_ERR_LEN, "the client asked for -D, this server was started "
 				 "with -n %" PRIu64 ": give it on one side only", o->iters);
+		return -1;
+	}
+	if ((o->explicit_set & PERF_SET_BIDIR) && !o->bidirectional) {
+		snprintf(err, XPORT_ERR_LEN, "this server was started with -b/--bidirectional, the "
+			 "client without: give -b to the client (the server follows it)");
 		return -1;
 	}
 	o->op = (enum perf_op)op;

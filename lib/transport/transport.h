@@ -78,6 +78,8 @@ struct xport_send_wr {
 	enum xport_wr_opcode opcode;
 	struct xport_sge sge;
 	bool signaled;		/* generate a completion on success */
+	bool inline_data;	/* SEND/WRITE: the payload is copied at post time
+				 * (IBV_SEND_INLINE); at most max_inline_data */
 	uint32_t imm;		/* *_WITH_IMM, host order */
 	uint64_t remote_addr;	/* RDMA and atomics */
 	uint32_t rkey;
@@ -130,6 +132,7 @@ struct xport_qp_attr {
 	uint8_t rnr_retry;		/* 0..7, 7 = infinite */
 	uint8_t min_rnr_timer;		/* RNR NAK timer code we send (IBTA table) */
 	uint8_t tos;			/* DSCP<<2; ECN bits are the engine's */
+	uint32_t max_inline_data;	/* largest inline payload posted (0: none) */
 };
 
 struct xport_dev_attr {

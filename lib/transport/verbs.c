@@ -239,7 +239,8 @@ static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport
 		.recv_cq = ((struct verbs_cq *)rcq)->cq,
 		.cap = { .max_send_wr = a->max_send_wr ? a->max_send_wr : 128,
 			 .max_recv_wr = a->max_recv_wr ? a->max_recv_wr : 128,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+			 .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = a->max_inline_data },
 		.qp_type = IBV_QPT_RC,
 	};
 	struct ibv_qp_attr attr = {
@@ -255,6 +256,12 @@ static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport
 	q->dev = d;
 	q->attr = *a;
 	q->qp = ibv_create_qp(d->pd, &init);
+	if (!q->qp && a->max_inline_data) {
+		snprintf(err, XPORT_ERR_LEN, "%s refuses an inline size of %u bytes (%s): lower "
+			 "-I/--inline_size", d->name, a->max_inline_data, strerror(errno));
+		free(q);
+		return NULL;
+	}
 	if (!q->qp) {
 		snprintf(err, XPORT_ERR_LEN, "cannot create an RC QP on %s: %s (queue depths above "
 			 "the device's limits?)", d->name, strerror(errno));
@@ -398,7 +405,8 @@ static int verbs_post_send(void *qp, const struct xport_send_wr *w, char *err)
 	struct ibv_sge sge = { w->sge.addr, w->sge.length, w->sge.lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = w->wr_id, .sg_list = &sge, .num_sge = w->sge.length ? 1 : 0,
-		.opcode = wr_opcode(w->opcode), .send_flags = w->signaled ? IBV_SEND_SIGNALED : 0,
+		.opcode = wr_opcode(w->opcode), .send_flags = (w->signaled ? IBV_SEND_SIGNALED : 0) |
+			      (w->inline_data ? IBV_SEND_INLINE : 0),
 		.imm_data = htonl(w->imm),
 	}, *bad;
 	int rc;

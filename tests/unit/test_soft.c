@@ -173,12 +173,13 @@ static void side_open(struct pair *pr, int i, size_t len, const struct xport_qp_
 	soft_engine_ops.reg_mr(s->dev, &s->mr, err);
 }
 
-static void pair_open(struct pair *pr, size_t len, uint64_t seed, int drop, int dup, int reorder,
-		      uint32_t psn0)
+static void pair_open_inline(struct pair *pr, size_t len, uint64_t seed, int drop, int dup,
+			     int reorder, uint32_t psn0, uint32_t max_inline)
 {
 	struct xport_qp_attr a = { .max_send_wr = 256, .max_recv_wr = 256, .mtu = 1024,
 				   .timeout = 8, .retry_cnt = 7, .rnr_retry = 7,
-				   .min_rnr_timer = 1, .max_rd_atomic = 16 };
+				   .min_rnr_timer = 1, .max_rd_atomic = 16,
+				   .max_inline_data = max_inline };
 	struct xport_qp_info info[2];
 	char err[XPORT_ERR_LEN];
 
@@ -197,6 +198,12 @@ static void pair_open(struct pair *pr, size_t len, uint64_t seed, int drop, int 
 		soft_engine_ops.qp_info(pr->s[i].qp, &info[i]);
 	for (int i = 0; i < 2; i++)
 		soft_engine_ops.connect(pr->s[i].qp, &info[!i], err);
+}
+
+static void pair_open(struct pair *pr, size_t len, uint64_t seed, int drop, int dup, int reorder,
+		      uint32_t psn0)
+{
+	pair_open_inline(pr, len, seed, drop, dup, reorder, psn0, 0);
 }
 
 static void pair_close(struct pair *pr)
@@ -442,6 +449,57 @@ static void test_rnr(struct unit *u)
 	pair_close(&pr);
 }
 
+/* Inline WRITE and SEND: the payload is copied at post time, so the
+ * buffer may change at once, and retransmissions (5% loss) resend the copy. */
+static void test_inline(struct unit *u)
+{
+	struct xport_qp_attr big = { .max_send_wr = 8, .max_recv_wr = 8,
+				     .max_inline_data = SOFT_MAX_INLINE + 1 };
+	enum xport_wr_opcode ops[] = { XPORT_WR_RDMA_WRITE, XPORT_WR_SEND };
+	uint8_t want[SOFT_MAX_INLINE];
+	char err[XPORT_ERR_LEN] = "";
+	struct xport_wc wc[2];
+	struct pair pr;
+
+	pair_open_inline(&pr, 1 << 16, 41, 5, 0, 0, 0xFFFFFA, SOFT_MAX_INLINE);
+	CHECK(u, soft_engine_ops.create_qp(pr.s[0].dev, pr.s[0].cq, pr.s[0].cq, &big, err) == NULL);
+	CHECK(u, strstr(err, "maximum of 912") != NULL);
+	for (int round = 0; round < 40; round++) {
+		struct side *a = &pr.s[0], *b = &pr.s[1];
+		uint32_t len = round % 2 ? SOFT_MAX_INLINE : 1 + (uint32_t)round * 7;
+		struct xport_send_wr wr = wr_of(a, b, ops[round % 2], 0, len);
+		struct xport_recv_wr rr = { 9, { (uint64_t)(uintptr_t)b->buf + 4096, 4096,
+						 b->mr.lkey } };
+		uint8_t *got = b->buf + (wr.opcode == XPORT_WR_SEND ? 4096 : 0);
+
+		fill(a->buf, len, (uint64_t)round);
+		memcpy(want, a->buf, len);
+		memset(got, 0, len);
+		wr.inline_data = true;
+		if (wr.opcode == XPORT_WR_SEND)
+			CHECK_EQ(u, soft_engine_ops.post_recv(b->qp, &rr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
+		memset(a->buf, 0xEE, len);	/* reused before anything was sent */
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+		CHECK(u, memcmp(got, want, len) == 0);
+		if (wr.opcode == XPORT_WR_SEND)
+			CHECK_EQ(u, run_until(&pr, 1, 1, wc), 1);
+	}
+	{
+		struct xport_send_wr rd = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_READ, 0, 8);
+		struct xport_send_wr too_big = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0,
+						     SOFT_MAX_INLINE + 1);
+
+		rd.inline_data = too_big.inline_data = true;
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &rd, err), -1);
+		CHECK(u, strstr(err, "SEND and WRITE") != NULL);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &too_big, err), -1);
+		CHECK(u, strstr(err, "max_inline_data") != NULL);
+	}
+	pair_close(&pr);
+}
+
 /* The peer vanishes: retry-exceeded, promptly, and the rest flushed. */
 static void test_retry_exceeded(struct unit *u)
 {
@@ -673,6 +731,7 @@ int main(void)
 	RUN(&u, test_atomics_lossy);
 	RUN(&u, test_access_errors);
 	RUN(&u, test_rnr);
+	RUN(&u, test_inline);
 	RUN(&u, test_retry_exceeded);
 	RUN(&u, test_pipeline);
 	RUN(&u, test_icrc_on_wire);

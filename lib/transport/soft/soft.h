@@ -37,6 +37,7 @@
 #define SOFT_WINDOW 1024		/* unacknowledged packets in flight */
 #define SOFT_CNP_GAP_NS 50000		/* at most one CNP per QP per 50 us */
 #define SOFT_LINE_GBPS 100.0		/* the rate DCQCN recovers to */
+#define SOFT_MAX_INLINE 912		/* bytes copied at post time; perftest's maximum */
 
 /* Where a packet goes or came from: address (IPv4-mapped or IPv6) and port. */
 struct soft_addr {
@@ -164,6 +165,7 @@ struct soft_qp {
 	/* Requester. */
 	struct soft_swqe *sq;
 	uint32_t sq_size, sq_head, sq_tail;	/* head: oldest not completed */
+	uint8_t *inline_buf;		/* attr.max_inline_data bytes per SQ entry */
 	uint32_t sq_cur;		/* next WQE to transmit from */
 	uint32_t cur_pkt;		/* packet index within sq_cur */
 	uint32_t next_psn;		/* PSN of the next new packet */

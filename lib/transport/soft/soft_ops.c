@@ -103,6 +103,11 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 			 SOFT_MAX_QPS);
 		return NULL;
 	}
+	if (a->max_inline_data > SOFT_MAX_INLINE) {
+		snprintf(err, XPORT_ERR_LEN, "an inline size of %u bytes exceeds the soft engine's "
+			 "maximum of %d: lower -I/--inline_size", a->max_inline_data, SOFT_MAX_INLINE);
+		return NULL;
+	}
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		goto oom;
@@ -111,7 +116,9 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 	qp->rq_size = a->max_recv_wr ? a->max_recv_wr : 128;
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
-	if (!qp->sq || !qp->rq)
+	if (a->max_inline_data)
+		qp->inline_buf = malloc((size_t)qp->sq_size * a->max_inline_data);
+	if (!qp->sq || !qp->rq || (a->max_inline_data && !qp->inline_buf))
 		goto oom;
 	if (!qp->attr.mtu)
 		qp->attr.mtu = DEFAULT_MTU;
@@ -144,6 +151,7 @@ fail:
 	if (qp) {
 		free(qp->sq);
 		free(qp->rq);
+		free(qp->inline_buf);
 	}
 	free(qp);
 	return NULL;
@@ -160,6 +168,7 @@ static void soft_destroy_qp(void *qpv)
 	qp->dev->qps[qp->slot] = NULL;
 	free(qp->sq);
 	free(qp->rq);
+	free(qp->inline_buf);
 	free(qp);
 }
 
@@ -209,6 +218,33 @@ static int soft_connect(void *qpv, const struct xport_qp_info *peer, char *err)
 	return 0;
 }
 
+/* Inline: the payload is copied now, into the WQE's own bytes, so the
+ * caller may reuse its buffer at once and retransmissions resend the copy.
+ * As with IBV_SEND_INLINE, the lkey is not used. */
+static int post_inline(struct soft_qp *qp, const struct xport_send_wr *wr, char *err)
+{
+	uint32_t idx = qp->sq_tail % qp->sq_size;
+	uint8_t *copy = qp->inline_buf + (size_t)idx * qp->attr.max_inline_data;
+	struct soft_swqe *w = &qp->sq[idx];
+
+	if (wr->opcode != XPORT_WR_SEND && wr->opcode != XPORT_WR_SEND_WITH_IMM &&
+	    wr->opcode != XPORT_WR_RDMA_WRITE && wr->opcode != XPORT_WR_RDMA_WRITE_WITH_IMM) {
+		snprintf(err, XPORT_ERR_LEN, "inline data is for SEND and WRITE work requests only");
+		return -1;
+	}
+	if (wr->sge.length > qp->attr.max_inline_data) {
+		snprintf(err, XPORT_ERR_LEN, "an inline payload of %u bytes exceeds the QP's "
+			 "max_inline_data (%u)", wr->sge.length, qp->attr.max_inline_data);
+		return -1;
+	}
+	memcpy(copy, (const void *)(uintptr_t)wr->sge.addr, wr->sge.length);
+	memset(w, 0, sizeof(*w));
+	w->wr = *wr;
+	w->wr.sge.addr = (uint64_t)(uintptr_t)copy;
+	qp->sq_tail++;
+	return 0;
+}
+
 static int soft_post_send(void *qpv, const struct xport_send_wr *wr, char *err)
 {
 	struct soft_qp *qp = qpv;
@@ -227,6 +263,8 @@ static int soft_post_send(void *qpv, const struct xport_send_wr *wr, char *err)
 		snprintf(err, XPORT_ERR_LEN, "atomic operations need an 8-byte local buffer");
 		return -1;
 	}
+	if (wr->inline_data)
+		return post_inline(qp, wr, err);
 	if (wr->sge.length && !soft_mr_check(qp->dev, wr->sge.lkey, wr->sge.addr, wr->sge.length,
 					     wr->opcode == XPORT_WR_RDMA_READ ||
 					     wr->opcode >= XPORT_WR_ATOMIC_CMP_AND_SWP ?
