@@ -46,12 +46,7 @@ setup() {
 }
 
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	true
+	kill_bg
 }
 
 # on HOST OUT CMD...: CMD in fabric host HOST, in the background; BG its pid.

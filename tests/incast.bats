@@ -28,12 +28,7 @@ setup() {
 }
 
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	true
+	kill_bg
 }
 
 # coordinator ARGS...: starts `rdmakit incast --serve` on ADDR:PORT in the

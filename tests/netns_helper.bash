@@ -32,11 +32,7 @@ netns_pair() {
 }
 
 netns_pair_down() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
+	kill_bg
 	[[ -n ${NS_R:-} ]] && ip netns del "$NS_R" 2>/dev/null
 	[[ -n ${NS_S:-} ]] && ip netns del "$NS_S" 2>/dev/null
 	true

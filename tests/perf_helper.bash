@@ -129,3 +129,13 @@ interrupt_run() {
 	# shellcheck disable=SC2034  # json_eval reads it
 	output=$(cat "$BATS_TEST_TMPDIR/out")
 }
+
+# kill_bg: kills (SIGKILL) and reaps every process in BG_PIDS, for teardown.
+kill_bg() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	true
+}

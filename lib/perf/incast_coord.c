@@ -47,26 +47,6 @@ struct coord {
 	json_t *seen_hosts;
 };
 
-static void local_addr_of(int fd, char *out, size_t cap)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	out[0] = '\0';
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
-		return;
-	if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
-			inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], out, (socklen_t)cap);
-		else
-			inet_ntop(AF_INET6, &s6->sin6_addr, out, (socklen_t)cap);
-	} else {
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, out, (socklen_t)cap);
-	}
-}
-
 /* Accepts one participant and its test; a refused one does not end the wait. */
 static int admit(struct coord *k, int timeout_ms, char *err)
 {
@@ -215,7 +195,7 @@ static int setup(struct coord *k, char *err)
 		k->r->flows[i].src = k->flows[i].src;
 		k->r->flows[i].dst = k->flows[i].dst;
 	}
-	local_addr_of(k->m[0].c.fd, bind, sizeof(bind));
+	perf_socket_addr(k->m[0].c.fd, true, bind, sizeof(bind));
 	if (node_open(&k->node, o, o->p.bind ? o->p.bind : bind, err) < 0)
 		return -1;
 	k->node.first_rank = 0;

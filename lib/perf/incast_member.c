@@ -17,20 +17,6 @@
 #include "incast_int.h"
 #include "perf_int.h"
 
-static void local_addr(int fd, char *out, size_t cap)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	out[0] = '\0';
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
-		return;
-	if (ss.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, out, (socklen_t)cap);
-	else
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, out, (socklen_t)cap);
-}
-
 /* The plan: this node's ranks, the adopted test and its flows. */
 static int take_plan(struct incast_node *n, struct incast_opts *o, json_t *msg,
 		     struct incast_flow_def **flows, unsigned *nflows, char *err)
@@ -84,7 +70,7 @@ static int set_up(struct incast_node *n, struct incast_opts *o, struct oob *c,
 	c->timeout_ms = o->p.timeout_s * 1000;
 	if (!msg)
 		return -1;
-	local_addr(c->fd, bind, sizeof(bind));
+	perf_socket_addr(c->fd, true, bind, sizeof(bind));
 	if (take_plan(n, o, msg, &flows, &nflows, err) < 0 ||
 	    node_open(n, o, o->p.bind ? o->p.bind : bind, err) < 0 ||
 	    node_build(n, flows, nflows, err) < 0)

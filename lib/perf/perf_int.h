@@ -61,6 +61,9 @@ static inline uint8_t perf_pattern(uint64_t i, unsigned q, uint64_t seed)
 }
 
 uint64_t perf_now_ns(void);
+/* The local (or peer) address of a connected socket, as text; v4-mapped
+ * addresses as plain IPv4; "" on failure. */
+void perf_socket_addr(int fd, bool local, char *out, size_t cap);
 /* CPU time this process has used (user + system), and it as a share of
  * wall time in percent (100 = one core busy). */
 uint64_t perf_cpu_ns(void);

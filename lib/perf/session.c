@@ -89,7 +89,7 @@ static int connect_qps(struct perf_end *e, const struct xport_qp_info *peer, uns
 	return 0;
 }
 
-static void addr_of_socket(int fd, bool local, char *out, size_t cap)
+void perf_socket_addr(int fd, bool local, char *out, size_t cap)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
@@ -307,7 +307,7 @@ static int open_client(struct perf_session *s, char *err)
 	params_text(s, text, sizeof(text));
 	if (oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
 		return -1;
-	addr_of_socket(s->oob.fd, true, local, sizeof(local));
+	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
 	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || end_open(s, &s->a, err) < 0)
 		return -1;
 	return exchange(s, false, err);
@@ -333,7 +333,7 @@ static int open_server(struct perf_session *s, char *err)
 		oob_send_error(&s->oob, err);
 		return -1;
 	}
-	addr_of_socket(s->oob.fd, true, local, sizeof(local));
+	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
 	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || end_open(s, &s->a, err) < 0) {
 		oob_send_error(&s->oob, err);
 		return -1;
