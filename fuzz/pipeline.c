@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The capture pipeline for the fuzz targets; see pipeline.h. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,21 @@ void pipeline_init(struct fuzz_pipeline *fp)
 	flows_init(&fp->flows);
 }
 
+/* jansson integers are signed: the tree form clamps 64-bit values above
+ * INT64_MAX (render.h), so the two JSON writers agree only below that. */
+static bool fits_json_integer(const struct pkt_view *v)
+{
+	const struct wire_pkt *p = v->p;
+	const uint64_t vals[] = { v->frame, v->ts_ns, v->wire_len, p->reth.va, p->atomiceth.va,
+				  p->atomiceth.swap_add, p->atomiceth.compare,
+				  p->atomicacketh.orig };
+
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		if (vals[i] > INT64_MAX)
+			return false;
+	return true;
+}
+
 /* Renders one packet every way capture can, and compares the two JSON writers. */
 static void render_all(struct fuzz_pipeline *fp, const struct pkt_view *v)
 {
@@ -31,7 +47,7 @@ static void render_all(struct fuzz_pipeline *fp, const struct pkt_view *v)
 
 		fwrite(fp->line, 1, n, fp->sink);
 		n = render_packet_ndjson(fp->line, sizeof(fp->line), v, verbose);
-		if (n && ref && (strlen(ref) != n || memcmp(ref, fp->line, n))) {
+		if (n && ref && fits_json_integer(v) && (strlen(ref) != n || memcmp(ref, fp->line, n))) {
 			fprintf(stderr, "render_packet_ndjson differs from json_dumps:\n  %.*s\n  %s\n",
 				(int)n, fp->line, ref);
 			abort();

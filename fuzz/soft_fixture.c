@@ -259,8 +259,13 @@ void fix_progress(struct fix *f)
 {
 	struct xport_wc wc[16];
 
-	while (soft_engine_ops.poll_cq(f->cq, wc, 16) > 0)
-		;
+	int n;
+
+	while ((n = soft_engine_ops.poll_cq(f->cq, wc, 16)) > 0)
+		for (int i = 0; i < n; i++) {
+			f->completions++;
+			f->failed += wc[i].status != XPORT_WC_SUCCESS;
+		}
 	fix_check(f);
 }
 

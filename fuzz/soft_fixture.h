@@ -64,6 +64,7 @@ struct fix {
 	uint8_t *pages;			/* the 6 pages */
 	uint32_t req_first_psn[8];	/* first PSN of each posted WR */
 	int nreq;
+	unsigned completions, failed;	/* work completions polled, and failed ones */
 };
 
 /* false when the memory or device could not be set up. */
