@@ -26,7 +26,8 @@ FUZZ_CAPTURES := $(wildcard ../shared/captures/*.pcap ../shared/captures/rxe/*.p
 
 .PHONY: fuzz-build fuzz-seeds $(FUZZ_TARGETS:%=fuzz-run-%)
 
-fuzz-build: $(FUZZ_BINS) $(FUZZ_BUILD)/seeds.stamp $(FUZZ_BUILD)/opts.dict
+fuzz-build: $(FUZZ_BINS) $(FUZZ_BUILD)/seeds.stamp $(FUZZ_BUILD)/opts.dict \
+	$(FUZZ_BUILD)/soft-replay
 
 fuzz: fuzz-build
 	@$(MAKE) --no-print-directory $(FUZZ_TARGETS:%=fuzz-run-%)
@@ -52,13 +53,15 @@ $(FUZZ_BUILD)/fuzz_pcap: $(FUZZ_BUILD)/fuzz/fuzz_pcap.o $(FUZZ_BUILD)/fuzz/pipel
 	$(Q)$(FUZZ_LINK)
 $(FUZZ_BUILD)/fuzz_soft: $(FUZZ_BUILD)/fuzz/fuzz_soft.o $(FUZZ_BUILD)/fuzz/soft_fixture.o $(FUZZ_LIB)
 	$(Q)$(FUZZ_LINK)
-$(FUZZ_BUILD)/fuzz_oob: $(FUZZ_BUILD)/fuzz/fuzz_oob.o $(FUZZ_LIB)
+$(FUZZ_BUILD)/fuzz_oob: $(FUZZ_BUILD)/fuzz/fuzz_oob.o $(FUZZ_BUILD)/fuzz/oob_params.o $(FUZZ_LIB)
 	$(Q)$(FUZZ_LINK)
 $(FUZZ_BUILD)/fuzz_opts: $(FUZZ_BUILD)/fuzz/fuzz_opts.o $(FUZZ_PARSE_OBJS) $(FUZZ_CMD_OBJS) $(FUZZ_LIB)
 	$(Q)$(FUZZ_LINK)
 
 # The seed builder and the capture fixtures: plain programs, same objects.
 $(FUZZ_BUILD)/mkseeds: $(FUZZ_BUILD)/fuzz/seeds.o $(FUZZ_BUILD)/fuzz/soft_fixture.o $(FUZZ_LIB)
+	$(Q)$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link -o $@ $^ $(LDLIBS) -lz
+$(FUZZ_BUILD)/soft-replay: $(FUZZ_BUILD)/fuzz/soft_replay.o $(FUZZ_BUILD)/fuzz/soft_fixture.o $(FUZZ_LIB)
 	$(Q)$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link -o $@ $^ $(LDLIBS) -lz
 $(FUZZ_BUILD)/pcapgen: $(FUZZ_BUILD)/tests/tools/pcapgen.o $(FUZZ_LIB)
 	$(Q)$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link -o $@ $^ $(LDLIBS)

@@ -5,10 +5,12 @@
  * read by the oob code on the other end through one of the exchanges the
  * commands run:
  *
- *   first byte % 4 == 0: a server's session: hello, QP info, barrier, bye
+ *   first byte % 5 == 0: a server's session: hello, QP info, barrier, bye
  *                  == 1: a client's session (it sends first, same steps)
  *                  == 2: messages of any type until the stream ends
  *                  == 3: oob_decode_qp_info() on the rest, directly
+ *                  == 4: a PARAMS payload through the server's parser
+ *                        (oob_params.c); the next byte: its PERF_SET_* bits
  *
  * Nothing waits: the peer's end is shut after the input, so a short
  * stream ends in EOF, never in a timeout.
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "oob.h"
+#include "oob_params.h"
 
 #define QP_CAP 4
 
@@ -58,7 +61,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	if (data[0] % 4 == 3) {
+	if (data[0] % 5 == 4) {
+		char *text = malloc(size);
+
+		if (text && size >= 2) {	/* a NUL-terminated copy, as oob_recv gives */
+			memcpy(text, data + 2, size - 2);
+			text[size - 2] = '\0';
+			fuzz_adopt_params(text, data[1] & 0x1F);
+		}
+		free(text);
+		return 0;
+	}
+	if (data[0] % 5 == 3) {
 		struct xport_qp_info info[QP_CAP];
 		uint8_t *copy = malloc(size - 1 ? size - 1 : 1);
 
@@ -81,10 +95,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	shutdown(sv[1], SHUT_WR);
 	o.fd = sv[0];
 	strcpy(o.peer, "fuzz-peer:18515");
-	if (data[0] % 4 == 2)
+	if (data[0] % 5 == 2)
 		messages(&o, err);
 	else
-		session(&o, data[0] % 4 == 0, err);
+		session(&o, data[0] % 5 == 0, err);
 	oob_close(&o);
 	close(sv[1]);
 	return 0;

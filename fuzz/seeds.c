@@ -429,6 +429,9 @@ static void oob_seeds(void)
 	const char params[] = "op=0 cas=0 size=65536 max_size=65536 iters=1000 duration=0 qps=1 "
 			      "tx_depth=128 rx_depth=512 outs=16 mtu=0 verify=0 interval=0 "
 			      "engine=auto lat=0";
+	const char params_lat[] = "op=2 cas=0 size=2 max_size=2 iters=0 duration=2.5 qps=1 "
+				  "tx_depth=1 rx_depth=512 outs=16 mtu=4096 verify=1 "
+				  "interval=0.5 engine=soft lat=1";
 	static const char perftest[16] = "6.21";
 	size_t n;
 
@@ -476,6 +479,16 @@ static void oob_seeds(void)
 	msg(&s, 1, OOB_PARAMS, qi, 0);
 	wire_put32(s.buf + 8, OOB_MAX_PAYLOAD + 1);
 	oob_seed("messages-over-limit", 2, &s);
+	/* PARAMS through the server's parser: explicit-set bits, then the text. */
+	raw(&s, "\0", 1);
+	raw(&s, params, strlen(params));
+	oob_seed("params", 4, &s);
+	raw(&s, "\x1f", 1);
+	raw(&s, params, strlen(params));
+	oob_seed("params-all-set", 4, &s);
+	raw(&s, "\0", 1);
+	raw(&s, params_lat, strlen(params_lat));
+	oob_seed("params-lat-duration", 4, &s);
 	for (size_t k = 0; k < 3; k++) {
 		char name[32];
 
