@@ -269,6 +269,25 @@ void fix_progress(struct fix *f)
 	fix_check(f);
 }
 
+void fix_run_input(struct fix *f, const uint8_t *data, size_t size)
+{
+	size_t off = 0;
+
+	for (int n = 0; n < FIX_QUEUE && size - off >= 3; n++) {
+		unsigned flags = data[off];
+		size_t len = (size_t)data[off + 1] << 8 | data[off + 2];
+
+		off += 3;
+		if (len > size - off)
+			len = size - off;
+		fix_deliver(f, data + off, len, flags);
+		off += len;
+		if (flags & FIX_F_PROGRESS)
+			fix_progress(f);
+	}
+	fix_progress(f);
+}
+
 void fix_close(struct fix *f)
 {
 	if (f->req)

@@ -71,6 +71,13 @@ struct fix {
 bool fix_open(struct fix *f);
 /* Queues one frame (BTH .. ICRC) from the peer; false when the queue is full. */
 bool fix_deliver(struct fix *f, const uint8_t *buf, size_t len, unsigned flags);
+/*
+ * Runs one input of the soft target: frames, each  flags u8, length u16
+ * (big-endian), then that many bytes (a short last frame takes what is
+ * left), at most 256; the engine runs after FIX_F_PROGRESS frames and at
+ * the end.
+ */
+void fix_run_input(struct fix *f, const uint8_t *data, size_t size);
 /* Runs the engine once: receives what is queued, transmits, polls the CQ. */
 void fix_progress(struct fix *f);
 /* Aborts when a byte outside the writable region changed. */

@@ -30,25 +30,14 @@ int main(int argc, char **argv)
 	static uint8_t data[1 << 20];
 
 	for (int a = 1; a < argc; a++) {
-		size_t size = read_input(argv[a], data, sizeof(data)), off = 0;
+		size_t size = read_input(argv[a], data, sizeof(data));
 		const char *name = strrchr(argv[a], '/');
 		struct fix f;
 
 		if (!fix_open(&f))
 			return 1;
 		f.completions = f.failed = 0;
-		while (size - off >= 3) {
-			unsigned flags = data[off];
-			size_t len = (size_t)data[off + 1] << 8 | data[off + 2];
-
-			off += 3;
-			len = len < size - off ? len : size - off;
-			fix_deliver(&f, data + off, len, flags);
-			off += len;
-			if (flags & FIX_F_PROGRESS)
-				fix_progress(&f);
-		}
-		fix_progress(&f);
+		fix_run_input(&f, data, size);
 		printf("%s completions %u failed %u resp_rx %llu resp_naks %llu req_rx %llu "
 		       "req_done %u\n", name ? name + 1 : argv[a], f.completions, f.failed,
 		       (unsigned long long)f.resp->ctr.rx_packets,
