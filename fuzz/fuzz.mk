@@ -2,6 +2,7 @@
 #   make fuzz                 build the targets and seeds, run each FUZZ_SECONDS (60)
 #   make fuzz-build           only build them (build-fuzz/fuzz_*)
 #   make fuzz-run-TARGET      run one target (make -j2 fuzz runs two at a time)
+#   make fuzz-clean           remove build-fuzz/ (corpora included)
 #   FUZZ_CC=clang             a clang with libFuzzer (-fsanitize=fuzzer)
 # Objects are built with FUZZ_CC into build-fuzz/, apart from build/ and
 # build-san/.  Corpora grow in build-fuzz/corpus/TARGET (seeds stay in
@@ -22,15 +23,16 @@ FUZZ_LIB := $(FUZZ_BUILD)/librdmakit.a
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 FUZZ_CMD_OBJS := $(addprefix $(FUZZ_BUILD)/cmd/,opts.o perf_cli.o top_view.o top_tui.o)
 FUZZ_PARSE_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard fuzz/opts/parse_*.c))
-FUZZ_CAPTURES := $(wildcard ../shared/captures/*.pcap ../shared/captures/rxe/*.pcap)
+FUZZ_CAPTURES := $(wildcard $(addprefix ../shared/captures/,*.pcap *.pcapng rxe/*.pcap rxe/*.pcapng))
 
-.PHONY: fuzz-build fuzz-seeds $(FUZZ_TARGETS:%=fuzz-run-%)
+.PHONY: fuzz-build fuzz-seeds fuzz-clean $(FUZZ_TARGETS:%=fuzz-run-%)
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ_BUILD)/seeds.stamp $(FUZZ_BUILD)/opts.dict \
 	$(FUZZ_BUILD)/soft-replay
 
+# -k: every target runs even after one crashed; make fails at the end.
 fuzz: fuzz-build
-	@$(MAKE) --no-print-directory $(FUZZ_TARGETS:%=fuzz-run-%)
+	@$(MAKE) --no-print-directory -k $(FUZZ_TARGETS:%=fuzz-run-%)
 
 $(FUZZ_TARGETS:%=fuzz-run-%): fuzz-run-%: fuzz-build
 	@fuzz/run-target $* $(FUZZ_SECONDS)
@@ -74,6 +76,9 @@ $(FUZZ_BUILD)/seeds.stamp: $(FUZZ_BUILD)/mkseeds $(FUZZ_BUILD)/pcapgen $(FUZZ_CA
 	$(Q)$(FUZZ_BUILD)/mkseeds $(FUZZ_BUILD)/seeds $(FUZZ_BUILD)/fixtures/*.pcap $(FUZZ_CAPTURES)
 	@touch $@
 fuzz-seeds: $(FUZZ_BUILD)/seeds.stamp
+
+fuzz-clean:
+	rm -rf $(FUZZ_BUILD)
 
 # A libFuzzer dictionary of every long option of every command.
 $(FUZZ_BUILD)/opts.dict: $(CMD_SRCS) cmd/perf_cli.h cmd/cmd.h
