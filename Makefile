@@ -47,7 +47,7 @@ else
 BIN := rdmakit
 endif
 
-.PHONY: all deps check check-vm unit-bins demo fabric-demo bench install uninstall clean
+.PHONY: all deps check check-vm unit-bins demo fabric-demo bench install uninstall clean fuzz
 
 all: $(BIN)
 
@@ -131,3 +131,6 @@ $(BUILD)/tests/tools/pcapgen: tests/tools/pcapgen.c $(LIBRDMAKIT)
 unit-bins: $(BUILD)/tests/tools/pcapgen
 -include $(BUILD)/tests/tools/pcapgen.d
 # --- end capture test fixtures ---------------------------------------------
+
+# --- fuzzing (fuzz/fuzz.mk): make fuzz [FUZZ_SECONDS=60] --------------------
+-include fuzz/fuzz.mk

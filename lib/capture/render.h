@@ -42,7 +42,9 @@ json_t *render_packet_json(const struct pkt_view *v, bool verbose);
  * The same object as one compact JSON text (no newline), byte for byte what
  * json_dumps(render_packet_json(v, verbose), JSON_COMPACT | JSON_PRESERVE_ORDER)
  * gives, written directly; returns its length, or 0 when it did not fit in
- * cap - 1 bytes.
+ * cap - 1 bytes.  One exception: 64-bit values above INT64_MAX (VAs, atomic
+ * operands) are exact here, while the jansson tree (signed integers only)
+ * holds INT64_MAX for them.
  */
 size_t render_packet_ndjson(char *buf, size_t cap, const struct pkt_view *v, bool verbose);
 

@@ -159,6 +159,20 @@ static int adopt_extras(struct perf_opts *o, const char *text)
 	return 0;
 }
 
+/*
+ * What a client may ask of a server: the ranges the server's own command
+ * line accepts (cmd/perf_cli.c), since these values size its queues, CQs
+ * and buffers.  (NaN fails every comparison, so it is refused too.)
+ */
+static bool params_in_range(uint64_t size, uint64_t iters, double duration, unsigned txd,
+			    unsigned rxd, unsigned outs, unsigned mtu, double interval)
+{
+	return size >= 1 && txd >= 1 && txd <= 8192 && rxd >= 1 && rxd <= 8192 && outs <= 255 &&
+	       (mtu == 0 || (mtu >= 256 && mtu <= 4096)) &&
+	       (iters || (duration >= 0.001 && duration <= 86400)) &&
+	       (interval == 0 || (interval >= 0.01 && interval <= 3600));
+}
+
 static int adopt_params(struct perf_session *s, const char *text, char *err)
 {
 	struct perf_opts *o = &s->o;
@@ -172,8 +186,10 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 		   " duration=%lg qps=%u tx_depth=%u rx_depth=%u outs=%u mtu=%u verify=%d "
 		   "interval=%lg engine=%15s lat=%d", &op, &cas, &size, &max_size, &iters, &duration,
 		   &qps, &txd, &rxd, &outs, &mtu, &verify, &interval, engine, &lat) != 15 ||
-	    op < 0 || op > PERF_ATOMIC || qps < 1 || qps > PERF_MAX_QPS || txd < 1 ||
-	    max_size > (1ULL << 31) || size > max_size || adopt_extras(o, text) < 0) {
+	    op < 0 || op > PERF_ATOMIC || qps < 1 || qps > PERF_MAX_QPS ||
+	    max_size > (1ULL << 31) || size > max_size ||
+	    !params_in_range(size, iters, duration, txd, rxd, outs, mtu, interval) ||
+	    adopt_extras(o, text) < 0) {
 		snprintf(err, XPORT_ERR_LEN, "the client sent test parameters this rdmakit cannot "
 			 "use: %.200s", text);
 		return -1;

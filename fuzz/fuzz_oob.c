@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fuzz target: the control channel's receiving side.  The input is what
+ * the peer sends, written into one end of a socket pair (then shut), and
+ * read by the oob code on the other end through one of the exchanges the
+ * commands run:
+ *
+ *   first byte % 5 == 0: a server's session: hello, QP info, barrier, bye
+ *                  == 1: a client's session (it sends first, same steps)
+ *                  == 2: messages of any type until the stream ends
+ *                  == 3: oob_decode_qp_info() on the rest, directly
+ *                  == 4: a PARAMS payload through the server's parser
+ *                        (oob_params.c); the next byte: its PERF_SET_* bits
+ *
+ * Nothing waits: the peer's end is shut after the input, so a short
+ * stream ends in EOF, never in a timeout.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "oob.h"
+#include "oob_params.h"
+
+#define QP_CAP 4
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void session(struct oob *o, bool is_server, char *err)
+{
+	struct xport_qp_info mine = { .qpn = 0x100, .psn = 0x10, .udp_port = 4791, .mtu = 1024,
+				      .max_rd_atomic = 16 };
+	struct xport_qp_info theirs[QP_CAP];
+	size_t n;
+
+	if (oob_hello(o, is_server, err) < 0 ||
+	    oob_xchg_qp_info(o, is_server, &mine, 1, theirs, QP_CAP, &n, err) < 0 ||
+	    oob_barrier(o, 1, err) < 0)
+		return;
+	oob_bye(o, err);
+}
+
+static void messages(struct oob *o, char *err)
+{
+	static uint8_t buf[OOB_MAX_PAYLOAD + 1];
+	enum oob_type type;
+	size_t len;
+
+	/* A small buffer now and then: the "more than we accept" path. */
+	for (size_t cap = 64; oob_recv_msg(o, &type, buf, cap, &len, err) == 0;
+	     cap = cap == 64 ? sizeof(buf) : 64)
+		;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[XPORT_ERR_LEN];
+	struct oob o = { .timeout_ms = 1000 };
+	int sv[2];
+
+	if (size < 1)
+		return 0;
+	if (data[0] % 5 == 4) {
+		char *text = malloc(size);
+
+		if (text && size >= 2) {	/* a NUL-terminated copy, as oob_recv gives */
+			memcpy(text, data + 2, size - 2);
+			text[size - 2] = '\0';
+			fuzz_adopt_params(text, data[1] & 0x1F);
+		}
+		free(text);
+		return 0;
+	}
+	if (data[0] % 5 == 3) {
+		struct xport_qp_info info[QP_CAP];
+		uint8_t *copy = malloc(size - 1 ? size - 1 : 1);
+
+		if (copy) {	/* exactly sized, so ASan sees any over-read */
+			memcpy(copy, data + 1, size - 1);
+			oob_decode_qp_info(copy, size - 1, info, QP_CAP, err);
+			free(copy);
+		}
+		return 0;
+	}
+	if (size - 1 > OOB_MAX_PAYLOAD + 2 * OOB_HDR_LEN + 1024 ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return 0;
+	/* The pair's buffers hold the whole input: the write never blocks. */
+	if (write(sv[1], data + 1, size - 1) != (ssize_t)(size - 1)) {
+		close(sv[0]);
+		close(sv[1]);
+		return 0;
+	}
+	shutdown(sv[1], SHUT_WR);
+	o.fd = sv[0];
+	strcpy(o.peer, "fuzz-peer:18515");
+	if (data[0] % 5 == 2)
+		messages(&o, err);
+	else
+		session(&o, data[0] % 5 == 0, err);
+	oob_close(&o);
+	close(sv[1]);
+	return 0;
+}

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/* The capture pipeline for the fuzz targets; see pipeline.h. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "gso.h"
+#include "icrc.h"
+#include "linktype.h"
+#include "pipeline.h"
+
+void pipeline_init(struct fuzz_pipeline *fp)
+{
+	static FILE *devnull;
+
+	memset(fp, 0, sizeof(*fp));
+	if (!devnull)
+		devnull = fopen("/dev/null", "w");
+	fp->sink = devnull;
+	flows_init(&fp->flows);
+}
+
+/* jansson integers are signed: the tree form clamps 64-bit values above
+ * INT64_MAX (render.h), so the two JSON writers agree only below that. */
+static bool fits_json_integer(const struct pkt_view *v)
+{
+	const struct wire_pkt *p = v->p;
+	const uint64_t vals[] = { v->frame, v->ts_ns, v->wire_len, p->reth.va, p->atomiceth.va,
+				  p->atomiceth.swap_add, p->atomiceth.compare,
+				  p->atomicacketh.orig };
+
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		if (vals[i] > INT64_MAX)
+			return false;
+	return true;
+}
+
+/* Renders one packet every way capture can, and compares the two JSON writers. */
+static void render_all(struct fuzz_pipeline *fp, const struct pkt_view *v)
+{
+	for (int verbose = 0; verbose < 2; verbose++) {
+		size_t n = render_packet_line(fp->line, sizeof(fp->line), v, verbose, &fp->tc);
+		json_t *o = render_packet_json(v, verbose);
+		char *ref = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		fwrite(fp->line, 1, n, fp->sink);
+		n = render_packet_ndjson(fp->line, sizeof(fp->line), v, verbose);
+		if (n && ref && fits_json_integer(v) && (strlen(ref) != n || memcmp(ref, fp->line, n))) {
+			fprintf(stderr, "render_packet_ndjson differs from json_dumps:\n  %.*s\n  %s\n",
+				(int)n, fp->line, ref);
+			abort();
+		}
+		free(ref);
+		json_decref(o);
+	}
+}
+
+void pipeline_record(struct fuzz_pipeline *fp, int dlt, const uint8_t *data, size_t caplen,
+		     size_t wire_len, uint64_t ts_ns)
+{
+	struct pkt_view v = { .frame = ++fp->frame, .ts_ns = ts_ns, .wire_len = wire_len,
+			      .icrc = CRC_NONE, .vcrc = CRC_NONE };
+	struct gso_split split;
+	struct cap_decoded d;
+	const uint8_t *frame;
+
+	cap_decode(dlt, data, caplen, ROCEV2_UDP_PORT, &d);
+	if (d.status == WIRE_NOT_RDMA)
+		return;
+	frame = data + d.frame_off;
+	v.p = &d.pkt;
+	v.status = d.status;
+	if (!(d.pkt.layers & WIRE_L_BTH)) {
+		render_all(fp, &v);
+		return;
+	}
+	if (d.status == WIRE_OK || d.status == WIRE_TRUNCATED) {
+		v.icrc = icrc_verify(frame, &d.pkt);
+		v.vcrc = vcrc_verify(frame, &d.pkt);
+		if (v.icrc == CRC_BAD && gso_split(frame, &d.pkt, &split)) {
+			for (size_t i = 0; i < split.nseg; i++) {
+				struct wire_pkt seg;
+
+				v.status = gso_segment(frame, &d.pkt, &split, i, &seg);
+				v.p = &seg;
+				v.icrc = CRC_OK;
+				v.gso_index = i;
+				v.gso_count = split.nseg;
+				flows_add(&fp->flows, &seg, ts_ns, split.len[i], CRC_OK, true);
+				render_all(fp, &v);
+			}
+			return;
+		}
+	}
+	flows_add(&fp->flows, &d.pkt, ts_ns, wire_len, v.icrc, false);
+	render_all(fp, &v);
+}
+
+void pipeline_finish(struct fuzz_pipeline *fp)
+{
+	json_t *s = render_summary_json(&fp->flows);
+	char *text = json_dumps(s, JSON_COMPACT);
+
+	free(text);
+	json_decref(s);
+	render_summary_text(fp->sink, &fp->flows);
+	flows_free(&fp->flows);
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/* The soft-engine fixture of the soft fuzz target; see soft_fixture.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "engine.h"
+#include "icrc.h"
+#include "soft_fixture.h"
+
+#define FIX_QUEUE 256
+
+/* The in-process link: frames the fuzzer wrote wait here; sent ones vanish. */
+struct fix_link {
+	struct soft_link pub;
+	struct soft_addr peer;
+	struct soft_pkt q[FIX_QUEUE];
+	int head, len;
+};
+
+static int link_qp_open(struct soft_link *l, int slot, uint8_t tos, char *err)
+{
+	(void)l;
+	(void)tos;
+	(void)err;
+	return 0xC000 + slot;
+}
+
+static void link_qp_close(struct soft_link *l, int slot)
+{
+	(void)l;
+	(void)slot;
+}
+
+static int link_send(struct soft_link *l, struct soft_pkt *pkts, int n)
+{
+	(void)l;
+	(void)pkts;
+	return n;
+}
+
+static int link_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
+{
+	struct fix_link *fl = (struct fix_link *)l;
+	int got = 0;
+
+	while (got < n && fl->head < fl->len)
+		pkts[got++] = fl->q[fl->head++];
+	if (fl->head == fl->len)
+		fl->head = fl->len = 0;
+	return got;
+}
+
+static void link_close(struct soft_link *l)
+{
+	(void)l;	/* static: lives across inputs */
+}
+
+static const struct soft_link_ops fix_link_ops = {
+	.qp_open = link_qp_open, .qp_close = link_qp_close, .send = link_send,
+	.recv = link_recv, .close = link_close,
+};
+
+static struct fix_link the_link;
+
+static void v4(struct soft_addr *a, uint8_t host)
+{
+	memset(a, 0, sizeof(*a));
+	a->ip[10] = a->ip[11] = 0xFF;
+	a->ip[12] = 198;
+	a->ip[13] = 18;
+	a->ip[15] = host;
+	a->port = ROCEV2_UDP_PORT;
+}
+
+/* The 6 pages, mapped once at FIX_BASE; refilled for every input. */
+static uint8_t *map_pages(void)
+{
+	static uint8_t *pages;
+
+	if (pages)
+		return pages;
+	pages = mmap((void *)(uintptr_t)FIX_BASE, 6 * FIX_PAGE, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (pages == MAP_FAILED || pages != (uint8_t *)(uintptr_t)FIX_BASE) {
+		fprintf(stderr, "soft fixture: cannot map 6 pages at 0x%llx\n",
+			(unsigned long long)FIX_BASE);
+		abort();
+	}
+	if (mprotect(pages + FIX_PAGE, 2 * FIX_PAGE, PROT_READ | PROT_WRITE) ||
+	    mprotect(pages + 4 * FIX_PAGE, FIX_PAGE, PROT_READ | PROT_WRITE))
+		abort();
+	return pages;
+}
+
+static uint8_t fill_byte(size_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+static void fill_memory(uint8_t *pages)
+{
+	uint8_t *full = pages + FIX_PAGE, *p4 = pages + 4 * FIX_PAGE;
+
+	for (size_t i = 0; i < FIX_FULL_LEN; i++)
+		full[i] = fill_byte(i);
+	memset(p4, FIX_CANARY, FIX_PAGE - FIX_RO_LEN);
+	for (size_t i = 0; i < FIX_RO_LEN; i++)
+		p4[FIX_PAGE - FIX_RO_LEN + i] = fill_byte(i);
+}
+
+void fix_check(const struct fix *f)
+{
+	const uint8_t *p4 = f->pages + 4 * FIX_PAGE;
+
+	for (size_t i = 0; i < FIX_PAGE - FIX_RO_LEN; i++)
+		if (p4[i] != FIX_CANARY) {
+			fprintf(stderr, "soft fixture: canary byte %zu before MR ro changed\n", i);
+			abort();
+		}
+	for (size_t i = 0; i < FIX_RO_LEN; i++)
+		if (p4[FIX_PAGE - FIX_RO_LEN + i] != fill_byte(i)) {
+			fprintf(stderr, "soft fixture: byte %zu of MR ro (no remote write or atomic "
+				"right) changed\n", i);
+			abort();
+		}
+}
+
+static void *qp_open(struct fix *f, uint32_t peer_qpn, uint32_t peer_psn, char *err)
+{
+	struct xport_qp_attr a = { .max_send_wr = 16, .max_recv_wr = 16, .mtu = 1024,
+				   .timeout = 20, .retry_cnt = 7, .rnr_retry = 7,
+				   .min_rnr_timer = 1, .max_rd_atomic = 4 };
+	struct xport_qp_info peer = { .qpn = peer_qpn, .psn = peer_psn, .udp_port = ROCEV2_UDP_PORT,
+				      .mtu = 1024, .max_rd_atomic = 4 };
+	struct soft_qp *qp = soft_engine_ops.create_qp(f->dev, f->cq, f->cq, &a, err);
+
+	if (!qp)
+		return NULL;
+	memcpy(peer.gid, the_link.peer.ip, 16);
+	qp->next_psn = qp->una = FIX_REQ_PSN;
+	if (soft_engine_ops.connect(qp, &peer, err) < 0)
+		return NULL;
+	return qp;
+}
+
+static bool post_recvs(struct fix *f, char *err)
+{
+	for (int i = 0; i < FIX_RECV_WRS; i++) {
+		struct xport_recv_wr wr = {
+			.wr_id = 100 + (uint64_t)i,
+			.sge = { .addr = FIX_FULL_VA + 1024u * (unsigned)i, .length = 1024,
+				 .lkey = f->full.lkey },
+		};
+
+		if (soft_engine_ops.post_recv(f->resp, &wr, err) < 0)
+			return false;
+	}
+	return true;
+}
+
+/* The requester's work: local buffers in the second page of MR full. */
+static bool post_sends(struct fix *f, char *err)
+{
+	const uint64_t src = FIX_FULL_VA + FIX_PAGE;
+	const struct xport_send_wr wrs[] = {
+		{ .wr_id = 1, .opcode = XPORT_WR_SEND, .signaled = true,
+		  .sge = { src, 2500, f->full.lkey } },
+		{ .wr_id = 2, .opcode = XPORT_WR_RDMA_WRITE_WITH_IMM, .signaled = true, .imm = 7,
+		  .sge = { src, 1500, f->full.lkey }, .remote_addr = 0x10000, .rkey = 0x1234 },
+		/* READ into the last bytes of MR full: a longer response hits the guard page. */
+		{ .wr_id = 3, .opcode = XPORT_WR_RDMA_READ, .signaled = true,
+		  .sge = { FIX_FULL_VA + FIX_FULL_LEN - 1500, 1500, f->full.lkey },
+		  .remote_addr = 0x20000, .rkey = 0x1234 },
+		{ .wr_id = 4, .opcode = XPORT_WR_ATOMIC_CMP_AND_SWP, .signaled = true,
+		  .sge = { src + 2560, 8, f->full.lkey }, .remote_addr = 0x30000, .rkey = 0x1234,
+		  .compare_add = 5, .swap = 6 },
+		{ .wr_id = 5, .opcode = XPORT_WR_ATOMIC_FETCH_AND_ADD, .signaled = true,
+		  .sge = { src + 2568, 8, f->full.lkey }, .remote_addr = 0x30008, .rkey = 0x1234,
+		  .compare_add = 1 },
+		{ .wr_id = 6, .opcode = XPORT_WR_SEND_WITH_IMM, .signaled = false, .imm = 9,
+		  .sge = { src, 0, f->full.lkey } },
+	};
+
+	f->nreq = 0;
+	for (size_t i = 0; i < sizeof(wrs) / sizeof(wrs[0]); i++) {
+		if (soft_engine_ops.post_send(f->req, &wrs[i], err) < 0)
+			return false;
+		f->nreq++;
+	}
+	return true;
+}
+
+bool fix_open(struct fix *f)
+{
+	char err[XPORT_ERR_LEN];
+
+	memset(f, 0, sizeof(*f));
+	f->pages = map_pages();
+	fill_memory(f->pages);
+	memset(&the_link, 0, offsetof(struct fix_link, q));
+	the_link.pub.ops = &fix_link_ops;
+	v4(&the_link.pub.local, 1);
+	v4(&the_link.peer, 2);
+	f->dev = soft_dev_open(&the_link.pub, err);
+	if (!f->dev)
+		return false;
+	/* No shared-memory counters: nothing outside the process per input. */
+	shm_publish_close(f->dev->shm);
+	f->dev->shm = NULL;
+	f->cq = soft_engine_ops.create_cq(f->dev, 64, err);
+	f->full = (struct xport_mr){ .addr = (void *)(uintptr_t)FIX_FULL_VA, .length = FIX_FULL_LEN,
+				     .access = XPORT_ACCESS_LOCAL_WRITE | XPORT_ACCESS_REMOTE_WRITE |
+					       XPORT_ACCESS_REMOTE_READ | XPORT_ACCESS_REMOTE_ATOMIC };
+	f->ro = (struct xport_mr){ .addr = (void *)(uintptr_t)FIX_RO_VA, .length = FIX_RO_LEN,
+				   .access = XPORT_ACCESS_LOCAL_WRITE | XPORT_ACCESS_REMOTE_READ };
+	if (!f->cq || soft_engine_ops.reg_mr(f->dev, &f->full, err) < 0 ||
+	    soft_engine_ops.reg_mr(f->dev, &f->ro, err) < 0)
+		goto fail;
+	f->resp = qp_open(f, FIX_PEER_QPN_RESP, FIX_RESP_PSN, err);
+	f->req = f->resp ? qp_open(f, FIX_PEER_QPN_REQ, FIX_RESP_PSN, err) : NULL;
+	if (!f->req || !post_recvs(f, err) || !post_sends(f, err))
+		goto fail;
+	fix_progress(f);	/* the requester transmits its work */
+	for (int i = 0; i < f->nreq; i++)
+		f->req_first_psn[i] = f->req->sq[i].first_psn;
+	return true;
+fail:
+	fprintf(stderr, "soft fixture: %s\n", err);
+	fix_close(f);
+	return false;
+}
+
+bool fix_deliver(struct fix *f, const uint8_t *buf, size_t len, unsigned flags)
+{
+	struct soft_pkt *pk;
+
+	if (the_link.len == FIX_QUEUE)
+		return false;
+	if (len > SOFT_PKT_MAX)
+		len = SOFT_PKT_MAX;
+	pk = &the_link.q[the_link.len++];
+	memcpy(pk->buf, buf, len);
+	pk->len = len;
+	pk->src = the_link.peer;
+	pk->dst = the_link.pub.local;
+	pk->ecn = flags & FIX_F_ECN;
+	pk->ip_id = 0;
+	if (!(flags & FIX_F_RAW_QPN) && len >= WIRE_BTH_LEN)
+		wire_put24(pk->buf + 5, (flags & FIX_F_TO_REQ ? f->req : f->resp)->qpn);
+	if (!(flags & FIX_F_RAW_ICRC) && len >= WIRE_BTH_LEN + WIRE_ICRC_LEN)
+		icrc_store(pk->buf + len - WIRE_ICRC_LEN,
+			   soft_icrc(&pk->src, &pk->dst, pk->ecn, 0, pk->buf, len));
+	return true;
+}
+
+void fix_progress(struct fix *f)
+{
+	struct xport_wc wc[16];
+
+	int n;
+
+	while ((n = soft_engine_ops.poll_cq(f->cq, wc, 16)) > 0)
+		for (int i = 0; i < n; i++) {
+			f->completions++;
+			f->failed += wc[i].status != XPORT_WC_SUCCESS;
+		}
+	fix_check(f);
+}
+
+void fix_run_input(struct fix *f, const uint8_t *data, size_t size)
+{
+	size_t off = 0;
+
+	for (int n = 0; n < FIX_QUEUE && size - off >= 3; n++) {
+		unsigned flags = data[off];
+		size_t len = (size_t)data[off + 1] << 8 | data[off + 2];
+
+		off += 3;
+		if (len > size - off)
+			len = size - off;
+		fix_deliver(f, data + off, len, flags);
+		off += len;
+		if (flags & FIX_F_PROGRESS)
+			fix_progress(f);
+	}
+	fix_progress(f);
+}
+
+void fix_close(struct fix *f)
+{
+	if (f->req)
+		soft_engine_ops.destroy_qp(f->req);
+	if (f->resp)
+		soft_engine_ops.destroy_qp(f->resp);
+	if (f->cq)
+		soft_engine_ops.destroy_cq(f->cq);
+	soft_dev_close(f->dev);
+	the_link.head = the_link.len = 0;
+	memset(f, 0, sizeof(*f));
+}
