@@ -225,14 +225,6 @@ static int finish(struct incast_cli *x, int argc, char **argv, int first, char *
 		if (x->rank >= x->size)
 			return usage_error("incast", "--rank %d is not below the %d ranks", x->rank,
 					   x->size);
-		if (x->rank < 0) {
-			char err[XPORT_ERR_LEN];
-
-			/* No rank from anywhere (pdsh, ssh loops): whoever binds
-			 * HOST:PORT first is rank 0, the rest join in order. */
-			if (oob_listen(host, x->c.o.port, &o->listen_fd, err) == 0)
-				x->rank = 0;
-		}
 		x->serve = x->rank == 0;
 		o->senders = (unsigned)x->size - 1;
 		o->rank = x->rank;
@@ -493,6 +485,17 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	rc = finish(x, argc, argv, first, host, sizeof(host));
 	if (rc)
 		goto out;
+	if (x->coordinator && x->rank < 0) {
+		/* No rank from anywhere (pdsh, ssh loops): whoever binds HOST:PORT
+		 * first is rank 0 and serves; the rest join in order of arrival. */
+		if (oob_listen(host, x->c.o.port, &x->o.listen_fd, err) == 0) {
+			x->rank = 0;
+			x->serve = true;
+			x->o.listen = NULL;
+		} else {
+			x->c.o.host = host;
+		}
+	}
 	x->o.p = x->c.o;
 	perf_cli_signals();
 	/* Under a launcher only rank 0 reports; the others print only errors. */

@@ -24,6 +24,7 @@ static const struct {
 	int (*parse)(int argc, char **argv);
 } commands[] = {
 	{ "bw", fuzz_parse_bw },	{ "lat", fuzz_parse_lat },
+	{ "incast", fuzz_parse_incast },
 	{ "capture", fuzz_parse_capture }, { "devices", fuzz_parse_devices },
 	{ "top", fuzz_parse_top },	{ "help", fuzz_parse_help },
 	{ "version", fuzz_parse_version },

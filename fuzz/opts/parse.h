@@ -12,6 +12,7 @@
 
 int fuzz_parse_bw(int argc, char **argv);
 int fuzz_parse_lat(int argc, char **argv);
+int fuzz_parse_incast(int argc, char **argv);
 int fuzz_parse_capture(int argc, char **argv);
 int fuzz_parse_devices(int argc, char **argv);
 int fuzz_parse_top(int argc, char **argv);

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+/* incast's option parsing alone; see parse.h. */
+#include "incast.c"
+#include "parse.h"
+
+int fuzz_parse_incast(int argc, char **argv)
+{
+	struct global_opts g = { 0 };
+	struct incast_cli *x = calloc(1, sizeof(*x));
+	char host[256];
+	int first, rc;
+
+	if (!x)
+		return EXIT_RUNTIME;
+	perf_cli_init(&x->c, "incast", false);
+	x->c.o.duration = 5;
+	x->c.o.iters = 0;
+	x->o.local = 1;
+	x->o.listen_fd = -1;
+	x->o.wait_timeout_s = 60;
+	x->rank = x->size = -1;
+	rc = opts_parse(&incast_usage, argc, argv, &g, incast_opt, x, &first);
+	if (!rc)
+		rc = finish(x, argc, argv, first, host, sizeof(host));
+	free(x);
+	return rc;
+}
