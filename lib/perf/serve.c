@@ -219,6 +219,32 @@ int perf_pump_until_peer(struct perf_session *s, uint64_t deadline_ns, char *err
 	}
 }
 
+/*
+ * A passive target on a device that progresses by itself (WRITE, READ or
+ * atomics on an RNIC or rxe): nothing to poll, so sleep on the control
+ * channel as perftest's server does, and leave the CPU to the device (with
+ * Soft-RoCE, the kernel's own work).
+ */
+static int sleep_until_peer(struct perf_session *s, char *err)
+{
+	for (;;) {
+		struct pollfd p = { .fd = s->oob.fd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) > 0)
+			return 0;
+		if (s->o.stop && *s->o.stop) {
+			snprintf(err, XPORT_ERR_LEN, "interrupted");
+			return -1;
+		}
+	}
+}
+
+static bool passive_target(const struct perf_session *s)
+{
+	return xport_self_driven(s->dev) && !s->o.bidirectional && !s->o.latency &&
+	       s->o.op != PERF_SEND;
+}
+
 /* One run: start barrier, serve until the client's done barrier, report. */
 static int serve_run(struct perf_session *s, char *err)
 {
@@ -229,7 +255,8 @@ static int serve_run(struct perf_session *s, char *err)
 		return -1;
 	if (s->o.bidirectional && perf_serve_tx(s, err) < 0)
 		return -1;
-	if (perf_pump_until_peer(s, 0, err) < 0 || oob_barrier(&s->oob, 2, err) < 0)
+	if ((passive_target(s) ? sleep_until_peer(s, err) : perf_pump_until_peer(s, 0, err)) < 0 ||
+	    oob_barrier(&s->oob, 2, err) < 0)
 		return -1;
 	perf_server_check(s, &s->a);
 	snprintf(result, sizeof(result), "verified=%d bad=%" PRIu64 " status=%d",

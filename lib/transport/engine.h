@@ -7,6 +7,9 @@
 
 struct xport_engine_ops {
 	const char *name;
+	/* The device makes progress on its own (an RNIC, the kernel's rxe):
+	 * a target of RDMA WRITE/READ/atomics need not poll at all. */
+	bool self_driven;
 	/* Whether this engine can run here (e.g. an RDMA device exists). */
 	bool (*available)(void);
 	void *(*open)(const struct xport_dev_attr *a, char *err);

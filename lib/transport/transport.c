@@ -204,6 +204,11 @@ int xport_poll_cq(struct xport_cq *cq, struct xport_wc *wc, int n)
 	return cq->dev->ops->poll_cq(cq->impl, wc, n);
 }
 
+bool xport_self_driven(const struct xport_dev *d)
+{
+	return d->ops->self_driven;
+}
+
 void xport_wait(struct xport_dev *d, int timeout_us)
 {
 	/* An engine without a wakeup source (verbs: the NIC completes work

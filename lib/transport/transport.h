@@ -162,6 +162,9 @@ int xport_open(const struct xport_dev_attr *a, struct xport_dev **out, char *err
 bool xport_engine_available(const char *name);
 void xport_close(struct xport_dev *d);
 const char *xport_engine_name(const struct xport_dev *d);
+/* The device progresses without the caller polling (verbs); the soft
+ * engine only moves when polled. */
+bool xport_self_driven(const struct xport_dev *d);
 
 struct xport_mr *xport_reg_mr(struct xport_dev *d, void *addr, size_t len, int access,
 			      char *err);

@@ -483,6 +483,7 @@ static void verbs_counters(void *x, struct xport_counters *c)
 
 const struct xport_engine_ops verbs_engine_ops = {
 	.name = "verbs",
+	.self_driven = true,
 	.available = verbs_available,
 	.open = verbs_open,
 	.close = verbs_close,

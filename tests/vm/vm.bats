@@ -406,6 +406,34 @@ print(len(pkts))'
 }
 
 # ---------------------------------------------------------------------------------
+# anchor: perftest, rdmakit --engine verbs and --engine soft in one guest
+
+@test "anchor: perftest vs rdmakit verbs vs soft in one guest, medians of 3; verbs/perftest bandwidth within 0.8-1.25" {
+	require_verbs_engine
+	lab_boot anchor "$VM_DIR/scripts/anchor.sh"
+	run python3 - "$LAB/anchor.txt" <<'PY'
+import sys
+f = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[1]) if l.strip())
+need = ["perftest_write_bw", "verbs_write_bw", "soft_write_bw",
+        "perftest_send_lat", "verbs_send_lat", "soft_send_lat"]
+assert all(k in f and f[k] > 0 for k in need), f
+bw, lat = f["verbs_write_bw"] / f["perftest_write_bw"], f["verbs_send_lat"] / f["perftest_send_lat"]
+print("write bw 64 KiB: perftest %.3f, verbs %.3f, soft %.3f Gb/s; verbs/perftest %.2f, soft/rxe %.2f"
+      % (f["perftest_write_bw"], f["verbs_write_bw"], f["soft_write_bw"], bw,
+         f["soft_write_bw"] / f["perftest_write_bw"]))
+print("send lat 2 B: perftest %.2f, verbs %.2f, soft %.2f usec; verbs/perftest %.2f, soft/rxe %.2f"
+      % (f["perftest_send_lat"], f["verbs_send_lat"], f["soft_send_lat"], lat,
+         f["soft_send_lat"] / f["perftest_send_lat"]))
+# The verbs path adds nothing to what the device does (TCG is noisy: the
+# latency ratio, two busy-polling processes on two emulated CPUs, swings
+# with the host's load and is reported, not held).
+assert 0.8 <= bw <= 1.25, "verbs/perftest bandwidth ratio %.2f" % bw
+PY
+	echo "$output" | sed 's/^/# /' >&3
+	assert_success
+}
+
+# ---------------------------------------------------------------------------------
 # harness: tests/vm/run itself
 
 # vm_script BODY: a guest script in $BATS_TEST_TMPDIR/guest.sh.

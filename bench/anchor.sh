@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/anchor.sh: anchor figures in one Soft-RoCE guest (tests/vm, qemu),
+# side by side: perftest on rxe0, rdmakit --engine verbs on rxe0, rdmakit
+# --engine soft over the guest's loopback.  64 KiB RDMA WRITE bandwidth and
+# 2-byte SEND latency, each the median of 3 runs (tests/vm/scripts/anchor.sh).
+# Under TCG absolute numbers mean little; the ratios are the figures:
+# verbs/perftest (~1: the verbs path adds nothing) and soft/rxe.
+# Needs root, qemu and the guest packages (make deps); exit 2 without them.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+
+[[ $(id -u) -eq 0 ]] || { echo "anchor: needs root (the lab's guest)" >&2; exit 2; }
+command -v qemu-system-x86_64 >/dev/null || { echo "anchor: qemu missing (make deps)" >&2; exit 2; }
+share=$(mktemp -d)
+trap 'rm -rf "$share"' EXIT
+if ! tests/vm/run --share "$share" tests/vm/scripts/anchor.sh >"$share/log" 2>&1; then
+	echo "anchor: the guest run failed; its log ends with:" >&2
+	tail -20 "$share/log" >&2
+	exit 1
+fi
+python3 - "$share/anchor.txt" <<'PY'
+import sys
+f = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[1]) if l.strip())
+print("anchor (qemu guest, medians of 3)     perftest      rdmakit verbs  rdmakit soft   verbs/perftest  soft/rxe")
+print("64 KiB RDMA WRITE bw [Gb/s]           %-13.3f %-14.3f %-14.3f %-15.2f %.2f" % (
+    f["perftest_write_bw"], f["verbs_write_bw"], f["soft_write_bw"],
+    f["verbs_write_bw"] / f["perftest_write_bw"], f["soft_write_bw"] / f["perftest_write_bw"]))
+print("2 B SEND latency t_typical [usec]     %-13.2f %-14.2f %-14.2f %-15.2f %.2f" % (
+    f["perftest_send_lat"], f["verbs_send_lat"], f["soft_send_lat"],
+    f["verbs_send_lat"] / f["perftest_send_lat"], f["soft_send_lat"] / f["perftest_send_lat"]))
+PY
