@@ -4,9 +4,11 @@
  *   - a PSN ahead of the expected one: one NAK(PSN sequence error) per
  *     episode, the packet dropped;
  *   - a PSN behind it: a duplicate.  SEND/WRITE are re-ACKed without
- *     touching a RECV; a READ is executed again from its own PSN and RETH;
- *     an atomic returns its saved original value (it never runs twice); a
- *     duplicate older than the saved state gets NAK(invalid request).
+ *     touching a RECV; a READ is executed again from its own PSN and RETH
+ *     (checked like a new one); an atomic returns its saved original value
+ *     (it never runs twice); a duplicate READ or atomic older than the
+ *     saved state, or a replayed READ that fails its checks, is dropped
+ *     (a class D error, as rxe does).
  * Every RETH/AtomicETH is checked against the MR's rkey, bounds and access
  * before a byte is touched; a violation is answered with NAK(remote access
  * error) and moves the QP to the error state, as RNICs do.  Lengths the
@@ -284,11 +286,12 @@ static void duplicate(struct soft_qp *qp, const struct wire_pkt *p)
 		qp->ack_psn = (qp->epsn - 1) & WIRE_PSN_MASK;
 		return;
 	}
+	/* Nothing saved for it, or a replayed READ that could not be served:
+	 * dropped.  A NAK would be fatal, and a late copy of an old request
+	 * must not end a healthy connection. */
 	r = replay_find(qp, p->bth.psn);
-	if (!r || r->opcode != op) {
-		soft_send_ack(qp, wire_aeth_make(WIRE_AETH_NAK, WIRE_NAK_INVALID_REQ), p->bth.psn);
+	if (!r || r->opcode != op || (op == OP_RC_READ_REQUEST && read_refusal(qp, p) >= 0))
 		return;
-	}
 	if (op == OP_RC_READ_REQUEST) {
 		/* Responses queued from this PSN on are stale: the requester asks
 		 * again from here (go-back-N), so drop them and answer anew.  If
