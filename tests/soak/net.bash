@@ -9,6 +9,7 @@
 # chaos loop installs.  The same approach as tests/perf_netns.bats.
 #
 #   soak_net_up PREFIX     sets and exports NS_C NS_S VETH_C VETH_S IP_C IP_S
+#   soak_neigh             pins each side's neighbour entry for the other
 #   soak_net_down          removes both namespaces (and with them the veth)
 #   soak_counter NAME      packets counted by NAME in both namespaces
 
@@ -40,12 +41,25 @@ soak_net_up() {
 	done
 	ip -n "$NS_C" link set "$VETH_C" up
 	ip -n "$NS_S" link set "$VETH_S" up
+	soak_neigh || return 1
 	# One RoCEv2 packet per frame: each is impaired on its own.
 	if command -v ethtool >/dev/null 2>&1; then
 		ip netns exec "$NS_C" ethtool -K "$VETH_C" tx-udp-segmentation off gro off >/dev/null 2>&1
 		ip netns exec "$NS_S" ethtool -K "$VETH_S" tx-udp-segmentation off gro off >/dev/null 2>&1
 	fi
 	return 0
+}
+
+# A link flap flushes the neighbour table; an ARP request sent while the
+# link is down is retried only a second later, which would stretch a 0.1 s
+# flap past the transport's retry budget.  Pinned entries make a flap cost
+# its own length and no more.
+soak_neigh() {
+	local mac_c mac_s
+	mac_c=$(ip -n "$NS_C" -br link show "$VETH_C" | awk '{ print $3 }')
+	mac_s=$(ip -n "$NS_S" -br link show "$VETH_S" | awk '{ print $3 }')
+	ip -n "$NS_C" neigh replace "$IP_S" lladdr "$mac_s" dev "$VETH_C" nud permanent &&
+		ip -n "$NS_S" neigh replace "$IP_C" lladdr "$mac_c" dev "$VETH_S" nud permanent
 }
 
 soak_net_down() {
