@@ -73,16 +73,27 @@ rss_flat() {
 		END { printf "%d->%d kB\n", start, end; exit !(start > 0 && end - start <= 4096) }' "$1"
 }
 
+# soak_log: what the servers said and the chaos did, for a failure message.
+soak_log() {
+	local f
+	for f in srv_bw srv_lat chaos; do
+		echo
+		echo "--- $f:"
+		tail -n 20 "$BATS_TEST_TMPDIR/$f.out" "$BATS_TEST_TMPDIR/$f.err" 2>/dev/null
+	done
+}
+
 # soak SECONDS BW_ARGS LAT_ARGS: bw and lat, both verified, side by side
 # for SECONDS under chaos; checks the outcome and records the figures.
 soak() {
 	local secs=$1 bw_args=$2 lat_args=$3 t0 slack
-	local common=(--verify --timeout 30 -u 16 -D "$secs")
 	# A lost tail costs an ACK timeout of 4.096 us * 2^16 = 268 ms; 7
-	# retries ride out a flap (at most 0.6 s) with room to spare.
-	in_ns srv_bw "$NS_S" "$RDMAKIT" bw -p 18515 --udp-port 4791 --timeout 30
+	# retries ride out a flap (at most 0.6 s) with room to spare.  Each
+	# side sets its own ACK timeout (the lat server sends too).
+	local both=(--timeout 30 -u 16) common=(--verify -D "$secs")
+	in_ns srv_bw "$NS_S" "$RDMAKIT" bw -p 18515 --udp-port 4791 "${both[@]}"
 	local srv_bw=$BG
-	in_ns srv_lat "$NS_S" "$RDMAKIT" lat -p 18516 --udp-port 4792 --timeout 30
+	in_ns srv_lat "$NS_S" "$RDMAKIT" lat -p 18516 --udp-port 4792 "${both[@]}"
 	local srv_lat=$BG
 	local i
 	for ((i = 0; i < 100; i++)); do
@@ -91,10 +102,10 @@ soak() {
 	done
 	t0=$(now)
 	# shellcheck disable=SC2086
-	in_ns cli_bw "$NS_C" "$RDMAKIT" -j bw "$IP_S" -p 18515 --udp-port 4791 "${common[@]}" $bw_args
+	in_ns cli_bw "$NS_C" "$RDMAKIT" -j bw "$IP_S" -p 18515 --udp-port 4791 "${both[@]}" "${common[@]}" $bw_args
 	local cli_bw=$BG
 	# shellcheck disable=SC2086
-	in_ns cli_lat "$NS_C" "$RDMAKIT" -j lat "$IP_S" -p 18516 --udp-port 4792 "${common[@]}" $lat_args
+	in_ns cli_lat "$NS_C" "$RDMAKIT" -j lat "$IP_S" -p 18516 --udp-port 4792 "${both[@]}" "${common[@]}" $lat_args
 	local cli_lat=$BG
 	bg "$BATS_TEST_TMPDIR/chaos.out" "$BATS_TEST_TMPDIR/chaos.err" \
 		"$RDMAKIT_ROOT/tests/soak/chaos" "$secs" 3
@@ -112,8 +123,8 @@ soak() {
 	took=$(awk -v t0="$t0" -v t1="$(now)" 'BEGIN { printf "%.1f", t1 - t0 }')
 	wait_pid "$chaos" 15 || return 1
 	kill "$sampler" 2>/dev/null
-	[[ $bw_rc -eq 0 ]] || fail "bw exited $bw_rc: $(cat "$BATS_TEST_TMPDIR/cli_bw.err")"
-	[[ $lat_rc -eq 0 ]] || fail "lat exited $lat_rc: $(cat "$BATS_TEST_TMPDIR/cli_lat.err")"
+	[[ $bw_rc -eq 0 ]] || fail "bw exited $bw_rc: $(cat "$BATS_TEST_TMPDIR/cli_bw.err"; soak_log)"
+	[[ $lat_rc -eq 0 ]] || fail "lat exited $lat_rc: $(cat "$BATS_TEST_TMPDIR/cli_lat.err"; soak_log)"
 	wait_pid "$srv_bw" 15 && [[ $WAIT_RC -eq 0 ]] ||
 		fail "the bw server exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/srv_bw.err")"
 	wait_pid "$srv_lat" 15 && [[ $WAIT_RC -eq 0 ]] ||
