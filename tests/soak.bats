@@ -33,11 +33,7 @@ setup() {
 }
 
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
+	((${#BG_PIDS[@]} == 0)) || { kill -KILL "${BG_PIDS[@]}"; wait "${BG_PIDS[@]}"; } 2>/dev/null
 	soak_net_down
 }
 
@@ -65,12 +61,29 @@ sample_rss() {
 }
 
 # rss_flat FILE COLUMN WARMUP: the RSS in COLUMN (1 = the first pid) at the
-# end of the run is within 4 MiB of its level at WARMUP seconds; prints
-# "START->END".
+# end of the run is within 4 MiB of its first level from WARMUP seconds on;
+# prints "START->END".
 rss_flat() {
 	awk -v c=$(($2 + 1)) -v w="$3" '
-		$1 == w { start = $c } $c > 0 { end = $c }
+		$1 >= w && $c > 0 && !start { start = $c } $c > 0 { end = $c }
 		END { printf "%d->%d kB\n", start, end; exit !(start > 0 && end - start <= 4096) }' "$1"
+}
+
+# verified bw|lat FILE: the run in FILE (JSON) verified every byte and saw
+# no error; prints its figures in one line.
+verified() {
+	python3 - "$@" <<-'PY'
+	import json, sys
+	d = json.load(open(sys.argv[2]))
+	(r,) = d["results"]
+	assert d["params"]["verify"] and d["errors"] == [] and r["iterations"] > 0, d
+	if sys.argv[1] == "bw":
+	    print(f'{r["bytes"] * r["iterations"]} bytes in {r["iterations"]} x {r["bytes"]} B, '
+	          f'{r["bw_avg_gbps"]:.3f} Gb/s avg, {r["retransmits"]} retransmits')
+	else:
+	    print(f'{r["iterations"]} iterations, p50 {r["p50_us"]:.1f} us, '
+	          f'p99 {r["p99_us"]:.1f} us, max {r["t_max_us"]:.0f} us')
+	PY
 }
 
 # soak_log: what the servers said and the chaos did, for a failure message.
@@ -132,24 +145,10 @@ soak() {
 
 	# Nothing lost, nothing corrupted: every run verified and error-free.
 	local bw_fig lat_fig
-	bw_fig=$(python3 - "$BATS_TEST_TMPDIR/cli_bw.out" <<-'PY'
-	import json, sys
-	d = json.load(open(sys.argv[1]))
-	(r,) = d["results"]
-	assert d["params"]["verify"] and d["errors"] == [] and r["iterations"] > 0, d
-	print(f'{r["bytes"] * r["iterations"]} bytes in {r["iterations"]} x {r["bytes"]} B, '
-	      f'{r["bw_avg_gbps"]:.3f} Gb/s avg, {r["retransmits"]} retransmits')
-	PY
-	) || fail "bw: $(cat "$BATS_TEST_TMPDIR/cli_bw.out")"
-	lat_fig=$(python3 - "$BATS_TEST_TMPDIR/cli_lat.out" <<-'PY'
-	import json, sys
-	d = json.load(open(sys.argv[1]))
-	(r,) = d["results"]
-	assert d["params"]["verify"] and d["errors"] == [] and r["iterations"] > 0, d
-	print(f'{r["iterations"]} iterations, p50 {r["p50_us"]:.1f} us, p99 {r["p99_us"]:.1f} us, '
-	      f'max {r["t_max_us"]:.0f} us')
-	PY
-	) || fail "lat: $(cat "$BATS_TEST_TMPDIR/cli_lat.out")"
+	bw_fig=$(verified bw "$BATS_TEST_TMPDIR/cli_bw.out") ||
+		fail "bw: $(cat "$BATS_TEST_TMPDIR/cli_bw.out")"
+	lat_fig=$(verified lat "$BATS_TEST_TMPDIR/cli_lat.out") ||
+		fail "lat: $(cat "$BATS_TEST_TMPDIR/cli_lat.out")"
 
 	# The chaos happened.
 	local summary
@@ -161,8 +160,8 @@ soak() {
 	(( dropped > 0 && duplicated > 0 && corrupted > 0 && marked > 0 )) ||
 		fail "an impairment never fired: $dropped dropped, $duplicated duplicated, $corrupted corrupted, $marked marked"
 
-	# Memory flat, after 20% of the run (at least 5 s) of warm-up.
-	local warm=$((secs / 5 > 5 ? secs / 5 : 5)) rss=() col
+	# Memory flat, after 20% of the run (at least 2 s) of warm-up.
+	local warm=$((secs / 5 > 2 ? secs / 5 : 2)) rss=() col
 	for col in 1 2 3 4; do
 		rss+=("$(rss_flat "$BATS_TEST_TMPDIR/rss.out" "$col" "$warm")") ||
 			fail "RSS grew (process $col of bw client, bw server, lat client, lat server): ${rss[-1]}"
