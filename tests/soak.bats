@@ -6,7 +6,8 @@
 # seconds and flaps the link.  Nothing lost (every iteration completes),
 # nothing corrupted (--verify checks every byte), no hang (each run ends
 # within its duration plus a bounded slack), memory flat (RSS sampled every
-# second, the end within 4 MiB of the level after warm-up).
+# second, the anonymous RSS at the end within 4 MiB of its level after
+# warm-up).
 #
 # SOAK_SECONDS (default 60) sets the first test's length, the second runs
 # half as long: the file takes about 2 minutes.  'make soak' runs it for
@@ -45,13 +46,15 @@ in_ns() {
 	bg "$BATS_TEST_TMPDIR/$name.out" "$BATS_TEST_TMPDIR/$name.err" ip netns exec "$ns" "$@"
 }
 
-# sample_rss PID...: one line a second, "SECONDS RSS_KB..." (0 once gone).
+# sample_rss PID...: one line a second, "SECONDS KB..." (0 once gone): the
+# anonymous resident memory (heap, stacks, buffers: what a leak grows; the
+# file-backed part is code paged in, which comes and goes).
 sample_rss() {
 	local t=0 pid line
 	while :; do
 		line=$t
 		for pid in "$@"; do
-			line+=" $(awk '/^VmRSS:/ { print $2; f = 1 } END { if (!f) print 0 }' \
+			line+=" $(awk '/^RssAnon:/ { print $2; f = 1 } END { if (!f) print 0 }' \
 				"/proc/$pid/status" 2>/dev/null || echo 0)"
 		done
 		echo "$line"
@@ -172,7 +175,7 @@ soak() {
 		"soak: ${secs} s asked, ${took} s taken; bw $bw_args: $bw_fig" \
 		"soak: lat $lat_args: $lat_fig" \
 		"soak: $summary; nft counted $dropped dropped, $duplicated duplicated, $corrupted corrupted, $marked CE-marked" \
-		"soak: RSS bw client ${rss[0]}, bw server ${rss[1]}, lat client ${rss[2]}, lat server ${rss[3]}")
+		"soak: anonymous RSS bw client ${rss[0]}, bw server ${rss[1]}, lat client ${rss[2]}, lat server ${rss[3]}")
 	sed 's/^/# /' <<<"$fig" >&3
 	[[ -z ${SOAK_FIGURES:-} ]] || printf '%s\n' "$fig" >>"$SOAK_FIGURES"
 }
