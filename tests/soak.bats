@@ -141,10 +141,13 @@ soak() {
 	kill "$sampler" 2>/dev/null
 	[[ $bw_rc -eq 0 ]] || fail "bw exited $bw_rc: $(cat "$BATS_TEST_TMPDIR/cli_bw.err"; soak_log)"
 	[[ $lat_rc -eq 0 ]] || fail "lat exited $lat_rc: $(cat "$BATS_TEST_TMPDIR/cli_lat.err"; soak_log)"
-	wait_pid "$srv_bw" 15 && [[ $WAIT_RC -eq 0 ]] ||
-		fail "the bw server exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/srv_bw.err")"
-	wait_pid "$srv_lat" 15 && [[ $WAIT_RC -eq 0 ]] ||
-		fail "the lat server exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/srv_lat.err")"
+	local srv
+	for srv in bw lat; do
+		local pid_var=srv_$srv
+		wait_pid "${!pid_var}" 15 || return 1
+		[[ $WAIT_RC -eq 0 ]] ||
+			fail "the $srv server exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/srv_$srv.err")"
+	done
 
 	# Nothing lost, nothing corrupted: every run verified and error-free.
 	local bw_fig lat_fig
