@@ -47,7 +47,7 @@ else
 BIN := rdmakit
 endif
 
-.PHONY: all deps check check-vm unit-bins demo fabric-demo bench install uninstall clean fuzz
+.PHONY: all deps check check-vm unit-bins demo fabric-demo bench install uninstall clean fuzz soak
 
 all: $(BIN)
 
@@ -89,6 +89,11 @@ check: deps
 check-vm: deps
 	$(MAKE) all
 	bats --tap tests/vm/vm.bats
+
+# The chaos soak alone, long: bw and lat verified under changing impairments
+# and link flaps (needs root, ip, nft).  SOAK_SECONDS=600 unless given.
+soak: all
+	SOAK_SECONDS=$(or $(SOAK_SECONDS),600) bats --tap tests/soak.bats
 
 demo: deps
 	$(MAKE) all

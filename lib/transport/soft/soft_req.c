@@ -291,8 +291,12 @@ void soft_req_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *bu
 {
 	if (qp->state != SOFT_QP_RTS)
 		return;
-	/* A response for a PSN never sent is forged or stale: ignore it. */
-	if (wire_psn_diff(p->bth.psn, qp->next_psn) >= 0) {
+	/* A response for a PSN never sent is forged or stale: ignore it.  So
+	 * is a NAK for a PSN already acknowledged (rxe ignores it too): acting
+	 * on it would fail or stall work that is done. */
+	if (wire_psn_diff(p->bth.psn, qp->next_psn) >= 0 ||
+	    ((p->ext & WIRE_X_AETH) && wire_aeth_kind(p->aeth.syndrome) != WIRE_AETH_ACK &&
+	     wire_psn_diff(p->bth.psn, qp->una) < 0)) {
 		qp->dev->ctr.drops++;
 		return;
 	}

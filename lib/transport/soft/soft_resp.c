@@ -4,16 +4,22 @@
  *   - a PSN ahead of the expected one: one NAK(PSN sequence error) per
  *     episode, the packet dropped;
  *   - a PSN behind it: a duplicate.  SEND/WRITE are re-ACKed without
- *     touching a RECV; a READ is executed again from its own PSN and RETH;
- *     an atomic returns its saved original value (it never runs twice); a
- *     duplicate older than the saved state gets NAK(invalid request).
+ *     touching a RECV; a READ is executed again from its own PSN and RETH
+ *     (checked like a new one); an atomic returns its saved original value
+ *     (it never runs twice); a duplicate READ or atomic older than the
+ *     saved state, or a replayed READ that fails its checks, is dropped
+ *     (a class D error, as rxe does).
  * Every RETH/AtomicETH is checked against the MR's rkey, bounds and access
  * before a byte is touched; a violation is answered with NAK(remote access
- * error) and moves the QP to the error state, as RNICs do.
+ * error) and moves the QP to the error state, as RNICs do.  Lengths the
+ * spec rules out (payload over the MTU, FIRST/MIDDLE not a full MTU, a
+ * DMA length over 2^31) get NAK(invalid request), as in rxe.
  */
 #include <string.h>
 
 #include "soft.h"
+
+#define MAX_MESSAGE (1u << 31)	/* IBTA: the longest message, in bytes */
 
 static bool is_send(uint8_t op)
 {
@@ -137,6 +143,10 @@ static bool do_write(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t
 		return false;
 	}
 	if (starts_message(op)) {
+		if (p->reth.dmalen > MAX_MESSAGE) {
+			nak_fatal(qp, WIRE_NAK_INVALID_REQ);
+			return false;
+		}
 		qp->write_va = p->reth.va;
 		qp->write_left = p->reth.dmalen;
 		qp->write_mr = NULL;
@@ -149,8 +159,7 @@ static bool do_write(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t
 		}
 	}
 	if (p->payload_len > qp->write_left ||
-	    (ends_message(op) && p->payload_len != qp->write_left) ||
-	    (!ends_message(op) && p->payload_len != qp->pmtu)) {
+	    (ends_message(op) && p->payload_len != qp->write_left)) {
 		nak_fatal(qp, WIRE_NAK_INVALID_REQ);
 		return false;
 	}
@@ -189,15 +198,27 @@ static uint32_t read_packets(const struct soft_qp *qp, uint32_t len)
 	return len ? (len + qp->pmtu - 1) / qp->pmtu : 1;
 }
 
+/* The NAK code a READ request must be refused with, or -1 to serve it.
+ * Zero bytes need no valid address or rkey (as rxe). */
+static int read_refusal(struct soft_qp *qp, const struct wire_pkt *p)
+{
+	if (p->reth.dmalen > MAX_MESSAGE)
+		return WIRE_NAK_INVALID_REQ;
+	if (p->reth.dmalen && !soft_mr_check(qp->dev, p->reth.rkey, p->reth.va, p->reth.dmalen,
+					     XPORT_ACCESS_REMOTE_READ))
+		return WIRE_NAK_REMOTE_ACCESS_ERR;
+	return -1;
+}
+
 /* Queues the responses of a READ (new, or a duplicate being re-executed). */
 static bool queue_read(struct soft_qp *qp, const struct wire_pkt *p)
 {
 	uint32_t n = read_packets(qp, p->reth.dmalen);
 	struct soft_read_job *j;
+	int refusal = read_refusal(qp, p);
 
-	if (p->reth.dmalen && !soft_mr_check(qp->dev, p->reth.rkey, p->reth.va, p->reth.dmalen,
-					     XPORT_ACCESS_REMOTE_READ)) {
-		nak_fatal_at(qp, WIRE_NAK_REMOTE_ACCESS_ERR, p->bth.psn);
+	if (refusal >= 0) {
+		nak_fatal_at(qp, (uint8_t)refusal, p->bth.psn);
 		return false;
 	}
 	if (qp->reads_count == SOFT_READ_JOBS) {
@@ -264,11 +285,12 @@ static void duplicate(struct soft_qp *qp, const struct wire_pkt *p)
 		qp->ack_psn = (qp->epsn - 1) & WIRE_PSN_MASK;
 		return;
 	}
+	/* Nothing saved for it, or a replayed READ that could not be served:
+	 * dropped.  A NAK would be fatal, and a late copy of an old request
+	 * must not end a healthy connection. */
 	r = replay_find(qp, p->bth.psn);
-	if (!r || r->opcode != op) {
-		soft_send_ack(qp, wire_aeth_make(WIRE_AETH_NAK, WIRE_NAK_INVALID_REQ), p->bth.psn);
+	if (!r || r->opcode != op || (op == OP_RC_READ_REQUEST && read_refusal(qp, p) >= 0))
 		return;
-	}
 	if (op == OP_RC_READ_REQUEST) {
 		/* Responses queued from this PSN on are stale: the requester asks
 		 * again from here (go-back-N), so drop them and answer anew.  If
@@ -309,11 +331,14 @@ void soft_resp_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *b
 		return;
 	}
 	qp->nak_sent = false;
-	/* A packet must continue the message in progress, or start a new one. */
+	/* A packet must continue the message in progress, or start a new one;
+	 * it carries at most the path MTU, and FIRST/MIDDLE exactly that. */
 	if ((qp->in_send && !(is_send(op) && !starts_message(op))) ||
 	    (qp->in_write && !(is_write(op) && !starts_message(op))) ||
 	    (!qp->in_send && !qp->in_write && (is_send(op) || is_write(op)) &&
-	     !starts_message(op))) {
+	     !starts_message(op)) ||
+	    p->payload_len > qp->pmtu ||
+	    ((is_send(op) || is_write(op)) && !ends_message(op) && p->payload_len != qp->pmtu)) {
 		nak_fatal(qp, WIRE_NAK_INVALID_REQ);
 		return;
 	}
