@@ -12,6 +12,7 @@ load perf_helper
 setup() {
 	setup_rdmakit
 	PCAP=$RDMAKIT_ROOT/tests/captures/rxe-soft-interop.pcap
+	# shellcheck disable=SC2034  # kill_bg (perf_helper) reads it
 	BG_PIDS=()
 }
 
