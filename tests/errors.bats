@@ -45,7 +45,7 @@ check_table() {
 	json_eval 'assert d["errors"] == ["no command given; '"'"'rdmakit help'"'"' lists them"], d'
 }
 
-@test "bw and lat: NaN, infinite, negative and huge numbers are usage errors naming the option" {
+@test "bw and lat: NaN, infinite, negative and huge numbers, and an empty HOST, are usage errors" {
 	check_table bw <<-'EOF'
 	2|-s -5|invalid value '-5' for -s/--size: expected a number of bytes
 	2|-s nan|invalid value 'nan' for -s/--size
@@ -62,6 +62,10 @@ check_table() {
 	2|--interval nan|invalid value 'nan' for --interval
 	2|-x 999|value '999' for -x/--gid-index is out of range: expected 0..255
 	EOF
+	run --separate-stderr "$RDMAKIT" bw ''
+	assert_one_line_error 2 "empty HOST: give the server's name or address"
+	run --separate-stderr "$RDMAKIT" lat ''
+	assert_one_line_error 2 "empty HOST: give the server's name or address"
 	check_table lat <<-'EOF'
 	2|-s nan|invalid value 'nan' for -s/--size
 	2|--expect-p99-us nan|invalid value 'nan' for --expect-p99-us
@@ -142,6 +146,8 @@ time.sleep(30)' "$uport"
 	2|-D 1 --world-size 2 --rank 0 --coordinator 127.0.0.1:0|value '0' for --coordinator port is out of range
 	3|-D 1 --engine soft --timeout 2 nosuch.invalid|cannot resolve nosuch.invalid
 	EOF
+	run --separate-stderr "$RDMAKIT" incast -D 1 ''
+	assert_one_line_error 2 "empty HOST: give the coordinator's name or address"
 	local port
 	port=$(free_port)
 	run --separate-stderr timeout 10 "$RDMAKIT" incast -D 1 --serve --senders 1 --engine soft \
@@ -168,7 +174,9 @@ time.sleep(30)' "$uport"
 	assert_one_line_error 3 "invalid filter 'udp port ('"
 }
 
-@test "capture -i: an interface this host does not have names -D as the fix" {
+@test "capture -i: an empty name is a usage error; one this host does not have names -D as the fix" {
+	run --separate-stderr "$RDMAKIT" capture -i ''
+	assert_one_line_error 2 "empty interface name for -i/--interface: 'rdmakit capture -D' lists them"
 	require_root
 	run --separate-stderr "$RDMAKIT" capture -i rdmakit-none0 -c 1
 	assert_one_line_error 3 "no interface 'rdmakit-none0'; 'rdmakit capture -D' lists them"
@@ -187,12 +195,14 @@ time.sleep(30)' "$uport"
 	EOF
 }
 
-@test "devices: empty and path-like -d names are runtime errors pointing at the list" {
+@test "devices: an empty -d name is a usage error; a missing or path-like one, runtime" {
 	check_table devices <<-'EOF'
 	3|-d a/b|no RDMA device 'a/b'; 'rdmakit devices' lists them
 	3|--verbs -d nosuch0|no RDMA device 'nosuch0'
 	2|-i 1|unknown option '-i'; see 'rdmakit devices --help'
 	EOF
 	run --separate-stderr "$RDMAKIT" devices -d ''
-	assert_one_line_error 3 "no RDMA device ''"
+	assert_one_line_error 2 "empty device name for -d/--ib-dev: 'rdmakit devices' lists them"
+	run --separate-stderr "$RDMAKIT" devices --ib-dev=
+	assert_one_line_error 2 "empty device name for -d/--ib-dev"
 }
