@@ -72,7 +72,12 @@ static int capture_opt(void *ctx, int key, const char *arg)
 	int rc = 0;
 
 	switch (key) {
-	case 'i': o->src.iface = arg; break;
+	case 'i':
+		if (!*arg)
+			return usage_error("capture", "empty interface name for -i/--interface: "
+					   "'rdmakit capture -D' lists them");
+		o->src.iface = arg;
+		break;
 	case 'r': o->src.file = arg; break;
 	case 'w': o->write = arg; break;
 	case 'C': rc = parse_u64("capture", "-C/--file-size", arg, 1, 1000000, false, &o->file_mb); break;

@@ -44,7 +44,12 @@ static int devices_opt(void *ctx, int key, const char *arg)
 	struct devices_opts *o = ctx;
 
 	switch (key) {
-	case 'd': o->ib_dev = arg; break;
+	case 'd':
+		if (!*arg)
+			return usage_error("devices", "empty device name for -d/--ib-dev: "
+					   "'rdmakit devices' lists them");
+		o->ib_dev = arg;
+		break;
 	case OPT_VERBS: o->verbs = true; break;
 	case OPT_SOFT: o->soft = true; break;
 	default: return EXIT_USAGE;

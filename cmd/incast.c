@@ -252,6 +252,8 @@ static int finish(struct incast_cli *x, int argc, char **argv, int first, char *
 	if (x->senders_set)
 		return usage_error("incast", "--senders is for the coordinator: drop it, or use "
 				   "--serve");
+	if (!*argv[first])
+		return usage_error("incast", "empty HOST: give the coordinator's name or address");
 	x->c.o.host = argv[first];
 	o->rank = -1;
 	return 0;

@@ -167,7 +167,7 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 		}
 		if (l->expect_p99 > 0 && us(hist_percentile(&res->h, 99)) > l->expect_p99 &&
 		    rc == EXIT_OK) {
-			report_error(r, "99th percentile %.2f us exceeds --expect-p99-us %.2f",
+			report_error(r, "99th percentile %.2f us exceeds --expect-p99-us %g",
 				     us(hist_percentile(&res->h, 99)), l->expect_p99);
 			rc = EXIT_CHECK_FAILED;
 		}

@@ -175,6 +175,8 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 	if (argc - first > 1)
 		return usage_error(c->cmd, "unexpected argument '%s'; give one HOST (the server) "
 				   "or none (be the server)", argv[first + 1]);
+	if (argc - first == 1 && !*argv[first])
+		return usage_error(c->cmd, "empty HOST: give the server's name or address");
 	if (c->iters_set && c->duration_set)
 		return usage_error(c->cmd, "-n/--iters and -D/--duration exclude each other: give one");
 	if (c->duration_set)

@@ -58,7 +58,8 @@ static int top_opt(void *ctx, int key, const char *arg)
 			return usage_error("top", "too many -i/--interface options (at most %d)",
 					   TOP_MAX_NAMES);
 		if (!*arg || strlen(arg) >= IF_NAMESIZE || strchr(arg, '/'))
-			return usage_error("top", "invalid interface name '%s' for -i/--interface", arg);
+			return usage_error("top", "invalid interface name '%s' for -i/--interface: "
+					   "expected a name such as eth0 ('ip link' lists them)", arg);
 		o->ifaces[o->nifaces++] = arg;
 		break;
 	case 't': o->totals = true; break;
@@ -341,14 +342,17 @@ static void print_text(const struct top_state *st)
 
 /* --- the command ----------------------------------------------------------------- */
 
-static int check_dir(const char *opt, const char *dir)
+/* `deflt` names the usual mount point, the fix when DIR is wrong. */
+static int check_dir(const char *opt, const char *dir, const char *deflt)
 {
 	struct stat st;
 
 	if (stat(dir, &st) < 0)
-		return runtime_error("top", "%s %s: %s", opt, dir, strerror(errno));
+		return runtime_error("top", "%s %s: %s; give the directory it is mounted on "
+				     "(default %s)", opt, dir, strerror(errno), deflt);
 	if (!S_ISDIR(st.st_mode))
-		return runtime_error("top", "%s %s: not a directory", opt, dir);
+		return runtime_error("top", "%s %s: not a directory; give the directory it is "
+				     "mounted on (default %s)", opt, dir, deflt);
 	return 0;
 }
 
@@ -448,9 +452,9 @@ int cmd_top(int argc, char **argv, const struct global_opts *gin)
 	if (o.verbose && !o.batch && !g.json)
 		o.batch = true;		/* -v lists counters: a batch thing */
 	o.json = g.json;
-	if (o.ctr.sysfs_root && (rc = check_dir("--sysfs-root", o.ctr.sysfs_root)))
+	if (o.ctr.sysfs_root && (rc = check_dir("--sysfs-root", o.ctr.sysfs_root, CTR_SYSFS_ROOT)))
 		return rc;
-	if (o.ctr.proc_root && (rc = check_dir("--proc-root", o.ctr.proc_root)))
+	if (o.ctr.proc_root && (rc = check_dir("--proc-root", o.ctr.proc_root, CTR_PROC_ROOT)))
 		return rc;
 	o.ctr.devices = o.devices;
 	o.ctr.ndevices = o.ndevices;

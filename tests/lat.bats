@@ -203,7 +203,7 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 	run --separate-stderr "$RDMAKIT" lat --loopback --bind "$ADDR" -n 200 --expect-p99-us 0.001
 	assert_equal "$status" 1
 	assert_equal "${#stderr_lines[@]}" 1
-	[[ $stderr =~ ^"rdmakit lat: 99th percentile "[0-9.]+" us exceeds --expect-p99-us 0.00"$ ]] ||
+	[[ $stderr =~ ^"rdmakit lat: 99th percentile "[0-9.]+" us exceeds --expect-p99-us 0.001"$ ]] ||
 		fail "unexpected message: $stderr"
 	assert_line --regexp '^ 2 +200 '
 	run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" -n 200 --expect-p99-us 0.001

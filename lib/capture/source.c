@@ -71,8 +71,17 @@ static int open_file(struct source *s, const struct source_opts *o, char *err)
 
 	s->pc = pcap_open_offline_with_tstamp_precision(o->file, PCAP_TSTAMP_PRECISION_NANO, perr);
 	if (!s->pc) {
+		/* libpcap's wording names its internals; say what is wrong with the
+		 * file and what to give instead. */
 		if (strstr(perr, "No such file"))
-			snprintf(err, SOURCE_ERR_LEN, "cannot read '%s': no such file", o->file);
+			snprintf(err, SOURCE_ERR_LEN, "cannot read '%s': no such file; check the path",
+				 o->file);
+		else if (strstr(perr, "Is a directory"))
+			snprintf(err, SOURCE_ERR_LEN, "cannot read '%s': it is a directory; give a "
+				 "pcap or pcapng file", o->file);
+		else if (strstr(perr, "file header bytes"))
+			snprintf(err, SOURCE_ERR_LEN, "'%s' is not a pcap or pcapng capture (empty, or "
+				 "cut short inside the file header)", o->file);
 		else if (strstr(perr, "unknown file format") || strstr(perr, "bad dump file"))
 			snprintf(err, SOURCE_ERR_LEN, "'%s' is not a pcap or pcapng capture (%s)",
 				 o->file, perr);
@@ -160,7 +169,9 @@ static int sink_start(struct sink *k, char *err)
 	k->d = strcmp(k->path, "-") == 0 ? pcap_dump_fopen(k->pc, stdout)
 					 : pcap_dump_open(k->pc, k->path);
 	if (!k->d) {
-		snprintf(err, SOURCE_ERR_LEN, "cannot write '%.400s': %s", k->path, pcap_geterr(k->pc));
+		/* pcap_geterr repeats the path; errno alone says why. */
+		snprintf(err, SOURCE_ERR_LEN, "cannot write '%.400s': %s; check the -w path",
+			 k->path, strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -410,7 +410,8 @@ int incast_coordinate(struct incast_opts *o, struct incast_result *r, char *err)
 		goto out;
 	}
 	k.listen_fd = o->listen_fd;
-	if ((k.listen_fd < 0 && oob_listen(o->listen, o->p.port, &k.listen_fd, err) < 0) ||
+	if ((o->p.bind && perf_check_bind(o->p.bind, err) < 0) ||
+	    (k.listen_fd < 0 && oob_listen(o->listen, o->p.port, &k.listen_fd, err) < 0) ||
 	    gather(&k, err) < 0 ||
 	    setup(&k, err) < 0 || start_all(&k, err) < 0) {
 		for (unsigned i = 0; i < k.nm; i++)

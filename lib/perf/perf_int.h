@@ -64,6 +64,10 @@ uint64_t perf_now_ns(void);
 /* The local (or peer) address of a connected socket, as text; v4-mapped
  * addresses as plain IPv4; "" on failure. */
 void perf_socket_addr(int fd, bool local, char *out, size_t cap);
+/* A server's --bind, checked before it waits for peers, so a wrong
+ * address fails at once rather than when the first peer arrives:
+ * 0, or -1 with err set. */
+int perf_check_bind(const char *addr, char *err);
 /* CPU time this process has used (user + system), and it as a share of
  * wall time in percent (100 = one core busy). */
 uint64_t perf_cpu_ns(void);

@@ -7,11 +7,14 @@
  * needs no --bind.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "perf_int.h"
 
@@ -87,6 +90,31 @@ static int connect_qps(struct perf_end *e, const struct xport_qp_info *peer, uns
 		if (xport_connect(e->qp[i], &peer[i], err) < 0)
 			return -1;
 	return 0;
+}
+
+int perf_check_bind(const char *addr, char *err)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST };
+	struct addrinfo *ai;
+	int fd, rc = -1;
+
+	if (getaddrinfo(addr, "0", &hints, &ai) != 0) {
+		snprintf(err, XPORT_ERR_LEN, "invalid address '%s' for --bind: give a local IPv4 "
+			 "or IPv6 address", addr);
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && bind(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		rc = 0;
+	else if (errno == EADDRNOTAVAIL)
+		snprintf(err, XPORT_ERR_LEN, "%s is not an address of this host: give one of the "
+			 "addresses 'rdmakit devices' lists to --bind", addr);
+	else
+		snprintf(err, XPORT_ERR_LEN, "cannot use --bind %s: %s", addr, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return rc;
 }
 
 void perf_socket_addr(int fd, bool local, char *out, size_t cap)
@@ -334,7 +362,8 @@ static int open_server(struct perf_session *s, char *err)
 	char text[1024], local[64];
 	size_t len;
 
-	if (oob_listen(NULL, s->o.port, &s->listen_fd, err) < 0)
+	if ((s->o.bind && perf_check_bind(s->o.bind, err) < 0) ||
+	    oob_listen(NULL, s->o.port, &s->listen_fd, err) < 0)
 		return -1;
 	s->oob.stop = s->o.stop;	/* Ctrl-C ends the wait for a client */
 	if (oob_accept(s->listen_fd, -1, &s->oob, err) < 0)

@@ -474,6 +474,10 @@ int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err)
 			     secs(timeout_ms, t, sizeof(t)));
 			return -1;
 		}
+		if (w == IO_STOP) {
+			errf(err, "interrupted while waiting for a client");
+			return -1;
+		}
 		if (w < 0) {
 			errf(err, "cannot wait for a control connection: %s", strerror(errno));
 			return -1;

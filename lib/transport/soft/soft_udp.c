@@ -498,8 +498,8 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 	if (rc < 0) {
 		if (errno == EADDRINUSE)
 			snprintf(err, XPORT_ERR_LEN, "UDP port %u on %s is in use (another rdmakit, "
-				 "or a kernel RoCE stack, owns it): bind another local address with "
-				 "--bind", port, bind_addr);
+				 "or a kernel RoCE stack, owns it): pick another --udp-port, or bind "
+				 "another local address with --bind", port, bind_addr);
 		else if (errno == EADDRNOTAVAIL)
 			snprintf(err, XPORT_ERR_LEN, "%s is not an address of this host: give one "
 				 "of the addresses 'rdmakit devices' lists to --bind", bind_addr);
