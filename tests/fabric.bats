@@ -214,7 +214,7 @@ require_marker_tools() {
 	done
 }
 
-@test "fabric: tbf holds a host link and an overloaded downlink to the configured rate within 10%" {
+@test "fabric: tbf holds a host link and an overloaded downlink to the configured rate (never above; within 20% below, python senders)" {
 	run fab up --rate 200mbit
 	assert_success
 	local rate
@@ -236,14 +236,17 @@ require_marker_tools() {
 	sleep 1
 	rate=$(rate_over l2 h1 2)
 	echo "# two senders: downlink carried $((rate / 1000000)) Mb/s of 200" >&3
-	within_percent "$rate" 200000000 10
+	((rate <= 210000000)) || fail "the downlink carried $rate b/s, above its 200 Mb/s"
+	within_percent "$rate" 200000000 20
 	local drops
 	drops=$(fab stats | awk '$1 == "l2" && $2 == "h1" { print $8 }')
 	((drops > 0)) || fail "the overloaded downlink dropped nothing"
 }
 
 @test "fabric: UDP GSO bursts cross the fabric as single frames, none lost" {
-	run fab up --rate 200mbit
+	# A 64 kB burst may reach the downlink faster than 200 Mb/s over the
+	# 400 Mb/s spine links: a queue deep enough for it, so only framing counts.
+	run fab up --rate 200mbit --queue 1000000
 	assert_success
 	sink h2_1 10
 	local rx0 in0 rx in

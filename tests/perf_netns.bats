@@ -19,6 +19,7 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 load perf_helper
+load netns_helper
 
 setup() {
 	setup_rdmakit
@@ -47,6 +48,9 @@ setup() {
 		ip netns exec "$NS_C" ethtool -K "$VETH_C" tx-udp-segmentation off gro off >/dev/null 2>&1 || true
 		ip netns exec "$NS_S" ethtool -K "$VETH_S" tx-udp-segmentation off gro off >/dev/null 2>&1 || true
 	fi
+	# A tbf dequeues on any CPU: keep each flow in order (netns_helper).
+	flow_ordered "$NS_C" "$VETH_C"
+	flow_ordered "$NS_S" "$VETH_S"
 }
 
 teardown() {
@@ -60,15 +64,7 @@ teardown() {
 	true
 }
 
-# bg_ns OUT ERR NS CMD...: CMD in namespace NS, in the background ('ip netns
-# exec' execs it, so $BG is CMD itself); killed in teardown.
-bg_ns() {
-	local out=$1 err=$2 ns=$3
-	shift 3
-	ip netns exec "$ns" "$@" >"$out" 2>"$err" </dev/null 3>&- &
-	BG=$!
-	BG_PIDS+=("$BG")
-}
+# bg_ns (netns_helper): a command in a namespace, in the background.
 
 # serve CMD ARGS...: 'rdmakit CMD ARGS' as the server in NS_S; returns once
 # it listens.  Its pid is in SRV, its output in $BATS_TEST_TMPDIR/srv.*.

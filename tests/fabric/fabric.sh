@@ -264,6 +264,7 @@ cmd_up() {
 	fi
 	mkdir -p "$dir"
 	: >"$dir/namespaces"
+	deepen_backlog "$dir"
 	# Written first, so down finds a half-built fabric.
 	cat >"$dir/config" <<-EOF
 		SPINES=$spines
@@ -366,9 +367,37 @@ human_rate() {
 
 # --- the other commands -------------------------------------------------------------
 
+# Every hop of every namespace queues packets on the host's per-CPU backlog
+# (veth, then RPS), which holds net.core.netdev_max_backlog packets (1000 by
+# default, a global setting): UDP GSO bursts of a few senders overflow it
+# and packets vanish between hops.  Raised while a fabric is up; the old
+# value is restored by `down` (the value is shared by every fabric).
+FABRIC_BACKLOG=20000
+deepen_backlog() {
+	local cur
+	cur=$(sysctl -n net.core.netdev_max_backlog)
+	((cur >= FABRIC_BACKLOG)) && return 0
+	echo "$cur" >"$1/backlog"
+	sysctl -q -w net.core.netdev_max_backlog=$FABRIC_BACKLOG ||
+		echo "fabric.sh: cannot raise net.core.netdev_max_backlog; bursts may be dropped between hops" >&2
+}
+
+restore_backlog() {
+	local dir=$1 other
+	[[ -r $dir/backlog ]] || return 0
+	# Another fabric still up keeps it raised and inherits the old value.
+	for other in "$STATE_ROOT"/*/config; do
+		[[ -e $other && ${other%/config} != "$dir" ]] || continue
+		cp "$dir/backlog" "${other%/config}/backlog"
+		return 0
+	done
+	sysctl -q -w net.core.netdev_max_backlog="$(cat "$dir/backlog")" || true
+}
+
 do_down() {
 	local dir ns
 	dir=$(state_dir)
+	restore_backlog "$dir"
 	{
 		[[ -r $dir/namespaces ]] && cat "$dir/namespaces"
 		existing_namespaces
