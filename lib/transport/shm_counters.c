@@ -73,6 +73,34 @@ void shm_publish_close(struct shm_publisher *p)
 	free(p);
 }
 
+/*
+ * Whether the segment's writer still runs.  A process killed with SIGKILL
+ * leaves its segment behind, and its pid is in time reused by some other
+ * program: so the pid must be alive *and* be an rdmakit.  A segment whose
+ * pid is gone is garbage, removed here (best effort: it may not be ours to
+ * remove).
+ */
+static bool writer_alive(const char *path, uint32_t pid)
+{
+	char comm_path[64], comm[32] = "";
+	FILE *f;
+
+	if (kill((pid_t)pid, 0) < 0 && errno != EPERM) {
+		if (errno == ESRCH)
+			unlink(path);
+		return false;
+	}
+	snprintf(comm_path, sizeof(comm_path), "/proc/%u/comm", pid);
+	f = fopen(comm_path, "r");
+	if (!f)
+		return true;	/* no procfs to ask: trust the pid */
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return strcmp(comm, "rdmakit") == 0;
+}
+
 /* Copies one segment consistently; false if it is not ours or stale. */
 static bool read_one(const char *path, struct shm_counters *out)
 {
@@ -101,7 +129,7 @@ static bool read_one(const char *path, struct shm_counters *out)
 	}
 	munmap(a, sizeof(*a));
 	return ok && out->magic == SHM_COUNTERS_MAGIC && out->version == SHM_COUNTERS_VERSION &&
-	       (kill((pid_t)out->pid, 0) == 0 || errno == EPERM);
+	       writer_alive(path, out->pid);
 }
 
 size_t shm_read_all(const char *dir, struct shm_counters *out, size_t cap)

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shm_counters.h"
@@ -31,6 +33,8 @@ static void test_publish_read(struct unit *u)
 	CHECK(u, p != NULL);
 	if (!p)
 		return;
+	/* The reader believes only a live process named rdmakit. */
+	prctl(PR_SET_NAME, "rdmakit");
 	a = shm_publish_begin(p);
 	a->dev.tx_packets = 1234;
 	a->nqps = 1;
@@ -54,6 +58,12 @@ static void test_publish_read(struct unit *u)
 	n = shm_read_all(NULL, seen, 64);
 	CHECK(u, !find_pid(n, (uint32_t)getpid(), 54321, &at));
 	shm_publish_end(p);
+	/* A pid reused by another program (a writer killed with SIGKILL left
+	 * its segment, and its pid went to something else): skipped. */
+	prctl(PR_SET_NAME, "not-rdmakit");
+	n = shm_read_all(NULL, seen, 64);
+	CHECK(u, !find_pid(n, (uint32_t)getpid(), 54321, &at));
+	prctl(PR_SET_NAME, "rdmakit");
 	shm_publish_close(p);
 	n = shm_read_all(NULL, seen, 64);
 	CHECK(u, !find_pid(n, (uint32_t)getpid(), 54321, &at));
@@ -80,6 +90,12 @@ static void test_stale(struct unit *u)
 	munmap(a, sizeof(*a));
 	n = shm_read_all(NULL, seen, 64);
 	CHECK(u, !find_pid(n, 999999, 1, &at));
+	/* ... and removed: the garbage of killed processes does not pile up. */
+	{
+		struct stat st;
+
+		CHECK(u, stat("/dev/shm/rdmakit-999999-1", &st) < 0);
+	}
 	shm_unlink(name);
 }
 
