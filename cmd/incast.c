@@ -88,6 +88,18 @@ struct incast_cli {
 	double link_gbps, expect_gbps, expect_fairness;
 };
 
+/* incast's defaults: bw's, run by time (-D 5), one participant per process. */
+static void incast_cli_init(struct incast_cli *x)
+{
+	perf_cli_init(&x->c, "incast", false);
+	x->c.o.duration = 5;
+	x->c.o.iters = 0;
+	x->o.local = 1;
+	x->o.listen_fd = -1;
+	x->o.wait_timeout_s = 60;
+	x->rank = x->size = -1;
+}
+
 static int incast_opt(void *ctx, int key, const char *arg)
 {
 	static const char *const patterns[] = { "incast", "all-to-all", NULL };
@@ -472,13 +484,7 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 		free(res);
 		return runtime_error("incast", "out of memory");
 	}
-	perf_cli_init(&x->c, "incast", false);
-	x->c.o.duration = 5;
-	x->c.o.iters = 0;
-	x->o.local = 1;
-	x->o.listen_fd = -1;
-	x->o.wait_timeout_s = 60;
-	x->rank = x->size = -1;
+	incast_cli_init(x);
 	rc = opts_parse(&incast_usage, argc, argv, &g, incast_opt, x, &first);
 	if (rc) {
 		rc = rc < 0 ? EXIT_OK : rc;

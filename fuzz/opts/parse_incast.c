@@ -12,13 +12,7 @@ int fuzz_parse_incast(int argc, char **argv)
 
 	if (!x)
 		return EXIT_RUNTIME;
-	perf_cli_init(&x->c, "incast", false);
-	x->c.o.duration = 5;
-	x->c.o.iters = 0;
-	x->o.local = 1;
-	x->o.listen_fd = -1;
-	x->o.wait_timeout_s = 60;
-	x->rank = x->size = -1;
+	incast_cli_init(x);
 	rc = opts_parse(&incast_usage, argc, argv, &g, incast_opt, x, &first);
 	if (!rc)
 		rc = finish(x, argc, argv, first, host, sizeof(host));
