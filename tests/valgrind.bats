@@ -45,13 +45,19 @@ VG=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kin
 }
 
 @test "valgrind: an incast coordinator and its sender are memcheck-clean" {
+	# Memcheck makes each end 20-50x slower, and CI runs it on two busy
+	# cores: long control-channel and ACK timeouts (-u 18: ~1 s per try) keep
+	# a slow peer from being mistaken for a dead one.
 	local port
 	port=$(free_port)
 	bg "$BATS_TEST_TMPDIR/co.out" "$BATS_TEST_TMPDIR/co.err" timeout 300 "${VG[@]}" \
-		"$RDMAKIT" incast --serve --senders 2 -p "$port" --bind "$ADDR"
+		"$RDMAKIT" incast --serve --senders 2 -p "$port" --bind "$ADDR" --timeout 120 -u 18
 	local co=$BG
 	wait_listen "$port"
-	run -0 timeout 300 "${VG[@]}" "$RDMAKIT" incast --local 2 -p "$port" --bytes 2m -s 64k "$ADDR"
+	run timeout 300 "${VG[@]}" "$RDMAKIT" incast --local 2 -p "$port" --bytes 2m -s 64k \
+		--timeout 120 -u 18 "$ADDR"
+	[[ $status -eq 0 ]] || fail "sender exited $status: $output
+coordinator: $(cat "$BATS_TEST_TMPDIR/co.out" "$BATS_TEST_TMPDIR/co.err")"
 	wait_pid "$co" 120
 	[[ $WAIT_RC -eq 0 ]] || fail "coordinator exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/co.err")"
 }
