@@ -162,6 +162,11 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		c->inline_set = true;
 		break;
 	case OPT_CPU_UTIL: c->cpu_util = true; break;
+	case 'R':
+	case OPT_RDMA_CM_ALIAS:
+		o->rdma_cm = true;
+		o->explicit_set |= PERF_SET_RDMA_CM;
+		break;
 	default:
 		return 1;
 	}
@@ -187,6 +192,13 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 	if ((c->ib_dev || c->gid_index >= 0) && (!o->engine || strcmp(o->engine, "verbs")))
 		return usage_error(c->cmd, "-d/--ib-dev and -x/--gid-index select a device for "
 				   "--engine verbs; the soft engine uses --bind ADDR");
+	if (o->rdma_cm && c->loopback)
+		return usage_error(c->cmd, "-R/--rdma-cm connects a client to a server; --loopback "
+				   "runs both ends in one process: drop one of them");
+	if (o->rdma_cm && o->engine && strcmp(o->engine, "soft") == 0)
+		return usage_error(c->cmd, "-R/--rdma-cm needs the verbs engine (the RDMA "
+				   "connection manager); the soft engine connects over the control "
+				   "channel: drop -R or use --engine verbs");
 	if (o->op == PERF_ATOMIC)
 		o->size = 8;	/* atomics move 8 bytes */
 	if (c->all && o->op == PERF_ATOMIC)
@@ -231,6 +243,8 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 	report_param(r, "Local address", "local_address", REPORT_STR, RV_STR(perf_local_addr(s)));
 	if (role != PERF_LOOPBACK)
 		report_param(r, "Peer", "peer", REPORT_STR, RV_STR(perf_peer(s)));
+	if (o->rdma_cm)	/* perftest's heading for how the QPs were connected */
+		report_param(r, "Data ex. method", "connection_method", REPORT_STR, RV_STR("rdma_cm"));
 	report_param(r, "Operation", "op", REPORT_STR, RV_STR(op));
 	report_param(r, "Number of qps", "qps", REPORT_U64, RV_U64(o->qps));
 	report_param(r, "TX depth", "tx_depth", REPORT_U64, RV_U64(o->tx_depth));

@@ -23,6 +23,7 @@ enum {
 	OPT_LOOPBACK,
 	OPT_PERSISTENT,
 	OPT_CPU_UTIL,
+	OPT_RDMA_CM_ALIAS,
 	/* command-specific options start here */
 	OPT_PERF_CMD = OPT_LONG_ONLY + 60,
 };
@@ -57,6 +58,9 @@ enum {
 	{ "persistent", OPT_PERSISTENT, NULL, "server: keep serving clients one after another" }, \
 	{ "inline_size", 'I', "BYTES", "post SEND/WRITE messages up to BYTES inline (copied at " \
 				       "post time; default 0, lat: 236 send, 220 write)" },       \
+	{ "rdma-cm", 'R', NULL, "verbs engine: connect the QPs through the RDMA connection "   \
+				"manager (librdmacm), as perftest -R" },                           \
+	{ "rdma_cm", OPT_RDMA_CM_ALIAS, NULL, "perftest's name for --rdma-cm" },              \
 	{ "cpu_util", OPT_CPU_UTIL, NULL, "report this process's CPU use during the run "       \
 					  "(CPU_Util[%], 100 = one core)" }
 

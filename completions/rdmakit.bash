@@ -48,13 +48,13 @@ _rdmakit_command_opts()
 			'--sysfs-root --proc-root --json --pretty --help'
 		;;
 	bw)
-		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --cpu_util' \
+		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --rdma-cm --rdma_cm --cpu_util' \
 			'--interval --unit --expect-gbps --limit_bw --expect-mpps --limit_msgrate' \
 			'--bidirectional --rate_limit --rate_units --rate_limit_type' \
 			'--json --pretty --help'
 		;;
 	lat)
-		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --cpu_util' \
+		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --rdma-cm --rdma_cm --cpu_util' \
 			'--histogram --hgrm --expect-p99-us --json --pretty --help'
 		;;
 	incast)

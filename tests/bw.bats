@@ -308,6 +308,25 @@ assert p["bidirectional"] is True and p["rate_limit"] == 0.3 and p["rate_units"]
 	assert_equal "$WAIT_RC" 3
 }
 
+@test "bw -R against a soft-engine server: both sides exit 3, saying -R needs the verbs engine" {
+	# Here (no RDMA device) --engine auto is the soft engine on both sides.
+	start_server bw
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw -R "$ADDR" -p "$PORT" --bind "$ADDR" -n 10
+	assert_one_line_error 3 "--rdma-cm needs the verbs engine"
+	wait_pid "$SRV" 10
+	assert_equal "$WAIT_RC" 3
+	cat "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" | grep -q -- "--rdma-cm needs the verbs engine" ||
+		fail "server: $(cat "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err")"
+}
+
+@test "bw: a server started with -R refuses a client without it" {
+	start_server bw -R
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$PORT" --bind "$ADDR" -n 10
+	assert_one_line_error 3 "this server was started with -R/--rdma-cm, the client without"
+	wait_pid "$SRV" 10
+	assert_equal "$WAIT_RC" 3
+}
+
 @test "bw --rate_limit: the average lands within 5% of the limit, in each of perftest's units" {
 	# Never above the limit.  Below it only when this host kept the process
 	# from its CPU (it busy-polls, so CPU_Util < 95% says so): pacing makes
@@ -405,9 +424,9 @@ assert d["results"][0]["iterations"] == 3000, d'
 	-w x|-w/--limit_bw
 	127.0.0.1 127.0.0.2|unexpected argument '127.0.0.2'
 	--histogram|'--histogram'
-	--rdma_cm|'--rdma_cm'
+	-R --loopback|-R/--rdma-cm connects a client to a server
+	--rdma_cm --engine soft 127.0.0.1|-R/--rdma-cm needs the verbs engine
 	-b --op atomic --loopback|-b/--bidirectional is for write, read and send
-	-R|'-R'
 	--burst_size 8|'--burst_size'
 	-I x|-I/--inline_size
 	--rate_limit 0|--rate_limit

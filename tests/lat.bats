@@ -275,7 +275,8 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 	-I x|-I/--inline_size
 	-b|'-b'
 	--rate_limit 1|'--rate_limit'
-	--rdma_cm|'--rdma_cm'
+	-R --loopback|-R/--rdma-cm connects a client to a server
+	--rdma_cm --engine soft 127.0.0.1|-R/--rdma-cm needs the verbs engine
 	127.0.0.1 127.0.0.2|unexpected argument
 	EOF2
 }

@@ -31,6 +31,7 @@ enum {
 	PERF_SET_DURATION = 1 << 3,
 	PERF_SET_QPS = 1 << 4,
 	PERF_SET_BIDIR = 1 << 5,
+	PERF_SET_RDMA_CM = 1 << 6,
 };
 enum perf_role { PERF_CLIENT, PERF_SERVER, PERF_LOOPBACK };
 /* --rate_units, perftest's letters: g = Gb/s (10^9 bits), M = MiB/s
@@ -68,6 +69,7 @@ struct perf_opts {
 	uint32_t inline_size;		/* SEND/WRITE messages up to this are posted inline */
 	double rate_limit;		/* bw: software pacing of each sender; 0: none */
 	enum perf_rate_unit rate_unit;
+	bool rdma_cm;			/* QPs connected by the RDMA CM (perftest -R) */
 };
 
 struct perf_interval {

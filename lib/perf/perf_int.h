@@ -39,6 +39,7 @@ struct perf_session {
 	struct perf_end b;	/* the server end, in loopback */
 	struct oob oob;
 	int listen_fd;
+	struct xport_cm *cm;	/* server, --rdma-cm: the CM listener */
 	char local_addr[64];
 	uint32_t eff_mtu;		/* the path MTU the QPs use */
 	/* What the server end saw in the current run. */

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perf_int.h"
@@ -157,24 +159,29 @@ static void params_text(const struct perf_session *s, char *buf, size_t cap)
 
 	snprintf(buf, cap, "op=%d cas=%d size=%" PRIu64 " max_size=%" PRIu64 " iters=%" PRIu64
 		 " duration=%.9g qps=%u tx_depth=%u rx_depth=%u outs=%u mtu=%u verify=%d "
-		 "interval=%.9g engine=%s lat=%d bidir=%d inline=%u rate=%.9g rate_unit=%d", o->op,
-		 o->atomic_cas, o->size, s->max_size, o->iters, o->duration, o->qps, o->tx_depth,
-		 o->rx_depth, o->outs, o->mtu, o->verify, o->interval, o->engine ? o->engine : "auto",
-		 o->latency, o->bidirectional, o->inline_size, o->rate_limit, (int)o->rate_unit);
+		 "interval=%.9g engine=%s lat=%d bidir=%d inline=%u rate=%.9g rate_unit=%d cm=%d",
+		 o->op, o->atomic_cas, o->size, s->max_size, o->iters, o->duration, o->qps,
+		 o->tx_depth, o->rx_depth, o->outs, o->mtu, o->verify, o->interval,
+		 o->engine ? o->engine : "auto", o->latency, o->bidirectional, o->inline_size,
+		 o->rate_limit, (int)o->rate_unit, o->rdma_cm);
 }
 
 /* The fields added after the first release: absent from an older client's
  * text, so they default to off. */
 static int adopt_extras(struct perf_opts *o, const char *text)
 {
-	const char *x = strstr(text, " bidir=");
-	int bidir, unit;
+	const char *x = strstr(text, " bidir="), *cm = strstr(text, " cm=");
+	int bidir, unit, rdma_cm = 0;
 	unsigned inl;
 	double rate;
 
 	o->bidirectional = false;
 	o->inline_size = 0;
 	o->rate_limit = 0;
+	o->rdma_cm = false;
+	if (cm && sscanf(cm, " cm=%d", &rdma_cm) != 1)
+		return -1;
+	o->rdma_cm = rdma_cm;
 	if (!x)
 		return 0;
 	if (sscanf(x, " bidir=%d inline=%u rate=%lg rate_unit=%d", &bidir, &inl, &rate, &unit) != 4 ||
@@ -254,6 +261,11 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 				 "with -n %" PRIu64 ": give it on one side only", o->iters);
 		return -1;
 	}
+	if ((o->explicit_set & PERF_SET_RDMA_CM) && !o->rdma_cm) {
+		snprintf(err, XPORT_ERR_LEN, "this server was started with -R/--rdma-cm, the client "
+			 "without: give -R to the client (the server follows it)");
+		return -1;
+	}
 	if ((o->explicit_set & PERF_SET_BIDIR) && !o->bidirectional) {
 		snprintf(err, XPORT_ERR_LEN, "this server was started with -b/--bidirectional, the "
 			 "client without: give -b to the client (the server follows it)");
@@ -278,14 +290,73 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 	return 0;
 }
 
-/* Exchanges QP info and each side's buffer address and rkey. */
+/* A token that ties the CM connect requests to this control session. */
+static uint32_t cm_token(void)
+{
+	uint32_t t;
+
+	if (getrandom(&t, sizeof(t), 0) != sizeof(t))
+		t = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16;
+	return t;
+}
+
+/*
+ * --rdma-cm: the server listens on the control connection's local address
+ * and the control port number (in the CM's own port space, as perftest
+ * does) before it answers, so the client's requests always find it.
+ */
+static int cm_listen(struct perf_session *s, uint32_t *token, char *err)
+{
+	char local[64];
+
+	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
+	*token = cm_token();
+	return xport_cm_listen(s->dev, local, s->o.port, &s->cm, err);
+}
+
+static int cm_connect_all(struct perf_session *s, uint16_t port, uint32_t token, char *err)
+{
+	char peer[64], local[64];
+
+	perf_socket_addr(s->oob.fd, false, peer, sizeof(peer));
+	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
+	for (unsigned i = 0; i < s->o.qps; i++)
+		if (xport_cm_connect(s->a.qp[i], peer, local, port, token, i,
+				     s->o.timeout_s * 1000, err) < 0)
+			return -1;
+	return 0;
+}
+
+static int cm_accept_all(struct perf_session *s, uint32_t token, char *err)
+{
+	for (unsigned i = 0; i < s->o.qps; i++)
+		if (xport_cm_accept(s->cm, s->a.qp[i], token, s->o.timeout_s * 1000, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* This side's memory description: buffer address, rkey, slot size, and
+ * (server, --rdma-cm) where and how to connect. */
+static void mem_text(const struct perf_session *s, uint32_t token, char *text, size_t cap)
+{
+	int n = snprintf(text, cap, "va=%" PRIu64 " rkey=%u slot=%zu",
+			 (uint64_t)(uintptr_t)s->a.buf, s->a.mr->rkey, s->a.slot);
+
+	if (s->cm && n > 0 && (size_t)n < cap)
+		snprintf(text + n, cap - (size_t)n, " cm_port=%u cm_token=%u", s->o.port, token);
+}
+
+/* Exchanges QP info and each side's buffer address and rkey, then
+ * connects the QPs: with that info, or through the RDMA CM. */
 static int exchange(struct perf_session *s, bool is_server, char *err)
 {
 	struct xport_qp_info mine[PERF_MAX_QPS], theirs[PERF_MAX_QPS];
 	char text[256];
+	const char *cm;
 	size_t n, len;
 	uint64_t va;
-	uint32_t rkey;
+	uint32_t rkey, token = 0;
+	unsigned cm_port;
 
 	for (unsigned i = 0; i < s->o.qps; i++)
 		xport_qp_info(s->a.qp[i], &mine[i]);
@@ -295,8 +366,7 @@ static int exchange(struct perf_session *s, bool is_server, char *err)
 		snprintf(err, XPORT_ERR_LEN, "the peer sent %zu QPs, expected %u", n, s->o.qps);
 		return -1;
 	}
-	snprintf(text, sizeof(text), "va=%" PRIu64 " rkey=%u slot=%zu",
-		 (uint64_t)(uintptr_t)s->a.buf, s->a.mr->rkey, s->a.slot);
+	mem_text(s, 0, text, sizeof(text));
 	if (!is_server && oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
 		return -1;
 	if (oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
@@ -309,11 +379,27 @@ static int exchange(struct perf_session *s, bool is_server, char *err)
 	s->a.remote_va = va;
 	s->a.remote_rkey = rkey;
 	s->eff_mtu = theirs[0].mtu < mine[0].mtu ? theirs[0].mtu : mine[0].mtu;
-	snprintf(text, sizeof(text), "va=%" PRIu64 " rkey=%u slot=%zu",
-		 (uint64_t)(uintptr_t)s->a.buf, s->a.mr->rkey, s->a.slot);
-	if (is_server && oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
+	if (is_server) {
+		if (s->o.rdma_cm && cm_listen(s, &token, err) < 0) {
+			oob_send_error(&s->oob, err);
+			return -1;
+		}
+		mem_text(s, token, text, sizeof(text));
+		if (oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
+			return -1;
+		return s->o.rdma_cm ? cm_accept_all(s, token, err) :
+				      connect_qps(&s->a, theirs, s->o.qps, err);
+	}
+	if (!s->o.rdma_cm)
+		return connect_qps(&s->a, theirs, s->o.qps, err);
+	cm = strstr(text, " cm_port=");
+	if (!cm || sscanf(cm, " cm_port=%u cm_token=%u", &cm_port, &token) != 2 || !cm_port ||
+	    cm_port > 65535) {
+		snprintf(err, XPORT_ERR_LEN, "the server offered no RDMA CM port for -R/--rdma-cm "
+			 "(an rdmakit without it?)");
 		return -1;
-	return connect_qps(&s->a, theirs, s->o.qps, err);
+	}
+	return cm_connect_all(s, (uint16_t)cm_port, token, err);
 }
 
 static int open_loopback(struct perf_session *s, char *err)
@@ -435,6 +521,7 @@ void perf_close(struct perf_session *s)
 	if (s->listen_fd >= 0)
 		close_fd(s->listen_fd);
 	end_close(s, &s->a);
+	xport_cm_close(s->cm);
 	end_close(s, &s->b);
 	xport_close(s->dev);
 	free(s);

@@ -28,6 +28,13 @@ struct xport_engine_ops {
 	int (*poll_cq)(void *cq, struct xport_wc *wc, int n);
 	/* Optional: sleeps until there may be progress to make (see xport_wait). */
 	void (*wait)(void *dev, int timeout_us);
+	/* Optional: QPs connected by the RDMA connection manager (--rdma-cm)
+	 * instead of by xport_connect; see transport.h. */
+	void *(*cm_listen)(void *dev, const char *addr, uint16_t port, char *err);
+	int (*cm_accept)(void *listener, void *qp, uint32_t token, int timeout_ms, char *err);
+	int (*cm_connect)(void *qp, const char *addr, const char *src, uint16_t port,
+			  uint32_t token, uint32_t index, int timeout_ms, char *err);
+	void (*cm_close)(void *listener);
 	void (*dev_counters)(void *dev, struct xport_counters *c);
 	void (*qp_counters)(void *qp, struct xport_counters *c);
 };

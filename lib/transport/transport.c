@@ -189,6 +189,65 @@ int xport_connect(struct xport_qp *qp, const struct xport_qp_info *peer, char *e
 	return qp->dev->ops->connect(qp->impl, peer, err);
 }
 
+struct xport_cm {
+	struct xport_dev *dev;
+	void *impl;
+};
+
+static bool has_cm(const struct xport_dev *d, char *err)
+{
+	if (d->ops->cm_listen)
+		return true;
+	snprintf(err, XPORT_ERR_LEN, "--rdma-cm needs the verbs engine (an RDMA device): the %s "
+		 "engine connects its QPs over the control channel; drop -R/--rdma-cm",
+		 d->ops->name);
+	return false;
+}
+
+int xport_cm_listen(struct xport_dev *d, const char *addr, uint16_t port, struct xport_cm **out,
+		    char *err)
+{
+	struct xport_cm *l;
+
+	if (!has_cm(d, err))
+		return -1;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return -1;
+	}
+	l->dev = d;
+	l->impl = d->ops->cm_listen(d->impl, addr, port, err);
+	if (!l->impl) {
+		free(l);
+		return -1;
+	}
+	*out = l;
+	return 0;
+}
+
+int xport_cm_accept(struct xport_cm *l, struct xport_qp *qp, uint32_t token, int timeout_ms,
+		    char *err)
+{
+	return l->dev->ops->cm_accept(l->impl, qp->impl, token, timeout_ms, err);
+}
+
+int xport_cm_connect(struct xport_qp *qp, const char *addr, const char *src, uint16_t port,
+		     uint32_t token, uint32_t index, int timeout_ms, char *err)
+{
+	if (!has_cm(qp->dev, err))
+		return -1;
+	return qp->dev->ops->cm_connect(qp->impl, addr, src, port, token, index, timeout_ms, err);
+}
+
+void xport_cm_close(struct xport_cm *l)
+{
+	if (!l)
+		return;
+	l->dev->ops->cm_close(l->impl);
+	free(l);
+}
+
 int xport_post_send(struct xport_qp *qp, const struct xport_send_wr *wr, char *err)
 {
 	return qp->dev->ops->post_send(qp->impl, wr, err);

@@ -182,6 +182,23 @@ void xport_qp_info(struct xport_qp *qp, struct xport_qp_info *info);
 /* Moves the QP to RTS with the peer's info. */
 int xport_connect(struct xport_qp *qp, const struct xport_qp_info *peer, char *err);
 
+/*
+ * --rdma-cm: the RDMA connection manager connects the QPs (address and
+ * route resolution, CM REQ/REP/RTU) in place of xport_connect.  The server
+ * listens on ADDR:PORT (the CM's own port space, apart from TCP's) and
+ * accepts its QPs in order; the client connects QP `index` = 0, 1, ...
+ * The token, agreed over the control channel, keeps strangers' requests
+ * out.  Engines without a connection manager (soft) fail with a sentence.
+ */
+struct xport_cm;
+int xport_cm_listen(struct xport_dev *d, const char *addr, uint16_t port, struct xport_cm **out,
+		    char *err);
+int xport_cm_accept(struct xport_cm *l, struct xport_qp *qp, uint32_t token, int timeout_ms,
+		    char *err);
+int xport_cm_connect(struct xport_qp *qp, const char *addr, const char *src, uint16_t port,
+		     uint32_t token, uint32_t index, int timeout_ms, char *err);
+void xport_cm_close(struct xport_cm *l);
+
 int xport_post_send(struct xport_qp *qp, const struct xport_send_wr *wr, char *err);
 int xport_post_recv(struct xport_qp *qp, const struct xport_recv_wr *wr, char *err);
 /* Up to n completions; drives the engine's progress (soft). */

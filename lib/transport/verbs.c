@@ -15,31 +15,7 @@
 #include <time.h>
 
 #include "devinfo.h"
-#include "engine.h"
-
-struct verbs_dev {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_port_attr port_attr;
-	struct ibv_device_attr dev_attr;
-	uint8_t port;
-	int gid_index;
-	union ibv_gid gid;
-	char name[64];
-	uint64_t psn_seed;
-};
-
-struct verbs_cq {
-	struct verbs_dev *dev;
-	struct ibv_cq *cq;
-};
-
-struct verbs_qp {
-	struct verbs_dev *dev;
-	struct ibv_qp *qp;
-	struct xport_qp_attr attr;
-	uint32_t psn;
-};
+#include "verbs_int.h"
 
 static bool verbs_available(void)
 {
@@ -287,11 +263,12 @@ static void verbs_destroy_qp(void *qp)
 
 	if (!q)
 		return;
+	verbs_cm_release(q);
 	ibv_destroy_qp(q->qp);
 	free(q);
 }
 
-static uint32_t port_mtu(const struct verbs_qp *q)
+uint32_t verbs_port_mtu(const struct verbs_qp *q)
 {
 	uint32_t mtu = devinfo_mtu_bytes(q->dev->port_attr.active_mtu);
 
@@ -311,13 +288,13 @@ static void verbs_qp_info(void *qp, struct xport_qp_info *info)
 	memcpy(info->gid, q->dev->gid.raw, 16);
 	info->lid = q->dev->port_attr.lid;
 	info->udp_port = 4791;
-	info->mtu = port_mtu(q);
+	info->mtu = verbs_port_mtu(q);
 	if (rd > q->dev->dev_attr.max_qp_rd_atom)
 		rd = (uint8_t)q->dev->dev_attr.max_qp_rd_atom;
 	info->max_rd_atomic = rd;
 }
 
-static enum ibv_mtu mtu_enum(uint32_t bytes)
+enum ibv_mtu verbs_mtu_enum(uint32_t bytes)
 {
 	switch (bytes) {
 	case 256: return IBV_MTU_256;
@@ -332,11 +309,11 @@ static int verbs_connect(void *qp, const struct xport_qp_info *peer, char *err)
 {
 	struct verbs_qp *q = qp;
 	struct verbs_dev *d = q->dev;
-	uint32_t mtu = port_mtu(q) < peer->mtu ? port_mtu(q) : peer->mtu;
+	uint32_t mtu = verbs_port_mtu(q) < peer->mtu ? verbs_port_mtu(q) : peer->mtu;
 	bool roce = d->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
 	uint8_t rd = peer->max_rd_atomic ? peer->max_rd_atomic : 1;
 	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = mtu_enum(mtu), .dest_qp_num = peer->qpn,
+		.qp_state = IBV_QPS_RTR, .path_mtu = verbs_mtu_enum(mtu), .dest_qp_num = peer->qpn,
 		.rq_psn = peer->psn, .max_dest_rd_atomic = q->attr.max_rd_atomic ?
 							   q->attr.max_rd_atomic : 16,
 		.min_rnr_timer = q->attr.min_rnr_timer ? q->attr.min_rnr_timer : 12,
@@ -498,6 +475,10 @@ const struct xport_engine_ops verbs_engine_ops = {
 	.post_send = verbs_post_send,
 	.post_recv = verbs_post_recv,
 	.poll_cq = verbs_poll_cq,
+	.cm_listen = verbs_cm_listen,
+	.cm_accept = verbs_cm_accept,
+	.cm_connect = verbs_cm_connect,
+	.cm_close = verbs_cm_close,
 	.dev_counters = verbs_counters,
 	.qp_counters = verbs_counters,
 };

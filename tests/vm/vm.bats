@@ -278,6 +278,41 @@ pair_ok() {
 	done
 }
 
+@test "lab: rdmakit -R/--rdma-cm on rxe0: the RDMA CM connects the QPs, every op and -q 3, --verify" {
+	require_verbs_engine
+	boot_lab
+	local name
+	for name in cm_bw_write cm_bw_read cm_bw_send cm_bw_atomic cm_bw_qps cm_lat_send; do
+		pair_ok "rdmakit_$name"
+		run json_eval 'assert not d["errors"], d["errors"]; assert d["results"], "no results"
+assert d["params"]["connection_method"] == "rdma_cm", d["params"]; print("ok")'
+		assert_output ok
+	done
+	# The kernel's CM counted one REQ, REP and RTU each way per QP: 4 + 3 + 1.
+	result cm_msgs_before
+	local before=$output
+	result cm_msgs_after
+	run python3 -c '
+import sys
+parse = lambda t: {l.split()[0]: int(l.split()[1]) for l in t.splitlines()}
+b, a = parse(sys.argv[1]), parse(sys.argv[2])
+d = {k: a[k] - b[k] for k in a}
+assert all(v == 8 for v in d.values()), d
+print("ok")' "$before" "$output"
+	assert_output ok
+}
+
+@test "lab: rdmakit -R on the server only: both sides exit 3 naming -R" {
+	require_verbs_engine
+	boot_lab
+	result rdmakit_cm_mismatch-server
+	assert_equal "$status" 3
+	assert_output --partial "give -R to the client"
+	result rdmakit_cm_mismatch-client
+	assert_equal "$status" 3
+	assert_output --partial "give -R to the client"
+}
+
 @test "lab: rdmakit --engine verbs: a wrong GID index and a missing device are runtime errors" {
 	require_verbs_engine
 	boot_lab

@@ -27,16 +27,15 @@ check() {
 	echo "--- $name: exit $rc"
 }
 
-# pair NAME CMD...: CMD as a server, then CMD $VM_IP as its client (TCP
-# control port 18515); records NAME-server and NAME-client.
-pair() {
+# run_pair NAME: "${SERVER[@]}" as a server, then "${CLIENT[@]}" as its
+# client (TCP control port 18515); records NAME-server and NAME-client.
+run_pair() {
 	local name=$1 spid rc
-	shift
-	step "$name: $* (server and client on $DEV)"
-	timeout 120 "$@" >"$R/$name-server.out" 2>&1 &
+	step "$name: ${SERVER[*]} (server and client on $DEV)"
+	timeout 120 "${SERVER[@]}" >"$R/$name-server.out" 2>&1 &
 	spid=$!
 	if wait_tcp_listen 18515 30 2>"$R/$name-client.out"; then
-		timeout 120 "$@" "$VM_IP" >"$R/$name-client.out" 2>&1
+		timeout 120 "${CLIENT[@]}" >"$R/$name-client.out" 2>&1
 		echo $? >"$R/$name-client.rc"
 	else
 		echo 125 >"$R/$name-client.rc"
@@ -47,6 +46,33 @@ pair() {
 	echo "$rc" >"$R/$name-server.rc"
 	cat "$R/$name-server.out" "$R/$name-client.out"
 	echo "--- $name: server exit $rc, client exit $(cat "$R/$name-client.rc")"
+}
+
+# pair NAME CMD...: CMD as a server, CMD $VM_IP as its client.
+pair() {
+	local name=$1
+	shift
+	SERVER=("$@")
+	CLIENT=("$@" "$VM_IP")
+	run_pair "$name"
+}
+
+# The kernel IB CM's message counters for rxe0 ("tx_req 8" ...): proof
+# that -R connections went through the CM.
+cm_msgs() {
+	local d=/sys/class/infiniband/$DEV/ports/1 dir f
+	for dir in cm_tx_msgs cm_rx_msgs; do
+		for f in req rep rtu; do
+			echo "${dir#cm_}_$f $(cat "$d/$dir/$f")"
+		done
+	done
+}
+
+# A server given -R and a client without: both refuse, naming the fix.
+cm_mismatch() {
+	SERVER=(rdmakit bw --engine verbs -R -d "$DEV")
+	CLIENT=(rdmakit bw --engine verbs -d "$DEV" -n 50 "$VM_IP")
+	run_pair rdmakit_cm_mismatch
 }
 
 # Ground truth for rdmakit devices: what the kernel says about rxe0, one
@@ -77,6 +103,16 @@ if [ "$verbs" = 1 ]; then
 		pair "rdmakit_bw_$op" rdmakit -j bw --engine verbs -d "$DEV" -x "$GIDX" --op "$op" --verify -n 50
 		pair "rdmakit_lat_$op" rdmakit -j lat --engine verbs -d "$DEV" -x "$GIDX" --op "$op" --verify -n 50
 	done
+	# -R/--rdma-cm: the QPs connected by the kernel's RDMA CM (REQ/REP/RTU
+	# MADs through rxe), every op, several QPs, and a lat run.
+	check cm_msgs_before cm_msgs
+	for op in write read send atomic; do
+		pair "rdmakit_cm_bw_$op" rdmakit -j bw --engine verbs -R -d "$DEV" --op "$op" --verify -n 50
+	done
+	pair rdmakit_cm_bw_qps rdmakit -j bw --engine verbs -R -d "$DEV" -q 3 --verify -n 50
+	pair rdmakit_cm_lat_send rdmakit -j lat --engine verbs -R -d "$DEV" --verify -n 50
+	check cm_msgs_after cm_msgs
+	cm_mismatch
 	check rdmakit_bad_gid rdmakit bw --engine verbs -d "$DEV" -x 99 --loopback -n 5
 	check rdmakit_no_dev rdmakit bw --engine verbs -d nosuchdev --loopback -n 5
 fi
