@@ -13,7 +13,8 @@
 #         checked by rdmakit and by tests/vm/icrc-check; tshark and tcpdump
 #         are the outside references for the decode and the packet count.
 #   interop (root, verbs engine) rdmakit --engine soft on the host against
-#         rdmakit --engine verbs on the guest's rxe0, both directions.
+#         rdmakit --engine verbs on the guest's rxe0, both directions; then
+#         with 3% loss each way (nftables on the host), both recovering.
 #
 # Each guest boots once, in the first test that needs it; the following
 # tests read what it recorded ($BATS_FILE_TMPDIR/NAME/results/*.out|.rc and
@@ -442,6 +443,42 @@ print(len(pkts))'
 
 # ---------------------------------------------------------------------------------
 # anchor: perftest, rdmakit --engine verbs and --engine soft in one guest
+
+@test "interop: 3% loss each way in the kernel datapath: both stacks retransmit and recover, --verify" {
+	require_verbs_engine
+	require_root "a network namespace with a bridge and a tap"
+	lab_boot interop --net tap --host "$VM_DIR/scripts/interop-host.sh" \
+		"$VM_DIR/scripts/interop-guest.sh" verbs
+	# host_lossy_*: soft requester -> rxe responder; guest_lossy_*: the reverse.
+	local name
+	for name in host_lossy_bw_write host_lossy_bw_read guest_lossy_bw_write guest_lossy_bw_read; do
+		result "$name"
+		[[ $status -eq 0 ]] || fail "$name exited $status: $(tail -c 400 <<<"$output")"
+		run json_eval '(r,) = d["results"]
+assert not d["errors"] and d["params"]["verify"] is True and r["iterations"] == 200, d
+print("ok")'
+		assert_output ok
+	done
+	# The loss really happened, in both directions.
+	result lossy_nft
+	run python3 -c '
+import re, sys
+drops = [int(n) for n in re.findall(r"counter packets (\d+)", sys.argv[1])]
+assert len(drops) == 2 and min(drops) > 0, drops
+print("ok")' "$output"
+	assert_output ok
+	# On the wire: every ICRC ok, and each side retransmitted.
+	capture_json "$LAB/interop-lossy.pcap"
+	run cap_eval '
+bad = [p["frame"] for p in pkts if p.get("icrc") != "ok"]
+assert not bad, f"ICRC not ok in frames {bad[:20]}"
+retx = {}
+for f in summary["flows"]:
+    retx[f["src"]] = retx.get(f["src"], 0) + f["retransmits"]
+assert retx.get("198.18.0.1", 0) > 0 and retx.get("198.18.0.2", 0) > 0, retx
+print("ok")'
+	assert_output ok
+}
 
 @test "anchor: perftest vs rdmakit verbs vs soft in one guest, medians of 3; verbs/perftest bandwidth within 0.8-1.25" {
 	require_verbs_engine

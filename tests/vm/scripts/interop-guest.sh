@@ -47,6 +47,15 @@ for op in write read send atomic; do
 	check "guest_bw_$op" timeout 180 rdmakit -j bw "${eng[@]}" --op "$op" --verify -n 50 -p 18517 "$VM_HOST_IP"
 	check "guest_lat_$op" timeout 180 rdmakit -j lat "${eng[@]}" --op "$op" --verify -n 50 -p 18518 "$VM_HOST_IP"
 done
+vm_signal guest-clients-done
+# The lossy phase (the host drops 3% each way; see interop-host.sh): rxe as
+# the requester toward the soft engine.
+vm_wait lossy-guest-go 900 || exit 1
+for op in write read; do
+	check "guest_lossy_bw_$op" timeout 300 rdmakit -j bw "${eng[@]}" --op "$op" --verify -s 16k -n 200 -p 18517 "$VM_HOST_IP"
+done
+vm_signal guest-lossy-done
+vm_wait host-lossy-done 120 || exit 1
 # A --persistent server waiting for a client does not end on SIGTERM (seen
 # with rdmakit 0.1.0): SIGKILL after a second.
 for pid in "$bw_pid" "$lat_pid"; do

@@ -6,7 +6,9 @@
 # and runs its own clients against the guest's servers, every op with
 # --verify, while rdmakit capture (and tcpdump) record the bridge.  Records
 # $VM_SHARE/results/host_{bw,lat}_OP.{out,rc}, $VM_SHARE/interop.pcap and
-# $VM_SHARE/interop-tcpdump.pcap.
+# $VM_SHARE/interop-tcpdump.pcap; then, with 3% loss each way, bw write and
+# read both ways (host_lossy_bw_OP, the guest's guest_lossy_bw_OP, the nft
+# counters in lossy_nft) captured in $VM_SHARE/interop-lossy.pcap.
 set -u
 S=$VM_SHARE
 R=$S/results
@@ -72,9 +74,46 @@ done
 : >"$S/host-clients-done"
 : >"$S/host-servers-ready"
 
-wait_for '[[ -e $S/guest-done ]]' 900 "the guest's clients" || exit 1
+wait_for '[[ -e $S/guest-clients-done ]]' 900 "the guest's clients" || exit 1
 stop "$cap"
 [[ -n $tcpd ]] && stop "$tcpd"
+
+# The lossy phase: LOSS% of RoCEv2 packets dropped each way in the kernel
+# datapath, where a lossy link would lose them (never in the output hook:
+# the sender would see EPERM): host -> guest at tap0's egress (netdev
+# family), guest -> host in the host's prerouting.  Both stacks must
+# recover (go-back-N on NAK and on ACK timeout) with every byte verified.
+LOSS=3
+"$RDMAKIT" capture -i "$VM_BRIDGE" -w "$S/interop-lossy.pcap" -U >"$S/interop-lossy-capture.out" 2>&1 </dev/null &
+cap=$!
+pids+=("$cap")
+wait_for '(($(wc -l </proc/net/packet) > 1))' 10 "rdmakit capture to open its socket" || exit 1
+nft -f - <<EOF || exit 1
+table netdev rdmakit_loss {
+	chain to_guest {
+		type filter hook egress device "$VM_TAP" priority 0;
+		udp dport 4791 numgen random mod 100 < $LOSS counter drop
+	}
+}
+table ip rdmakit_loss {
+	chain from_guest {
+		type filter hook prerouting priority 0;
+		ip saddr $VM_GUEST_IP udp dport 4791 numgen random mod 100 < $LOSS counter drop
+	}
+}
+EOF
+for op in write read; do
+	check "host_lossy_bw_$op" timeout 300 "$RDMAKIT" -j bw "${soft[@]}" --op "$op" --verify -s 16k -n 200 -p 18515 "$VM_GUEST_IP"
+done
+: >"$S/lossy-guest-go"
+wait_for '[[ -e $S/guest-lossy-done ]]' 900 "the guest's lossy clients" || exit 1
+check lossy_nft nft list ruleset
+nft delete table netdev rdmakit_loss
+nft delete table ip rdmakit_loss
+stop "$cap"
+: >"$S/host-lossy-done"
+
+wait_for '[[ -e $S/guest-done ]]' 120 "the guest to finish" || exit 1
 echo "=== host servers' output"
 cat "$R/host_bw_server.out" "$R/host_lat_server.out"
 exit 0
