@@ -45,6 +45,12 @@ wait
 rk2_gbps=$(json_get 'd["results"][0]["bw_avg_gbps"]' <"$out/rk-bw.json")
 rk2_gb=$(json_get 'd["results"][0]["bytes"]*d["results"][0]["iterations"]/1e9' <"$out/rk-bw.json")
 rk2_cpu=$(cpu_s "$out/rk-srv.cpu" "$out/rk-cli.cpu")
+# The same at RoCE's common 1024-byte MTU: four times the packets per byte.
+./rdmakit bw -p $ctl_port --bind 127.0.0.1 >/dev/null 2>&1 &
+sleep 0.5
+rk1k_gbps=$(./rdmakit -j bw 127.0.0.1 -p $ctl_port --bind 127.0.0.2 -s 64k -m 1024 -D "$secs" |
+	json_get 'd["results"][0]["bw_avg_gbps"]')
+wait
 rk1_gbps=$(./rdmakit -j bw --loopback --bind 127.0.0.3 -s 64k -m 4096 -D "$secs" |
 	json_get 'd["results"][0]["bw_avg_gbps"]')
 
@@ -70,6 +76,7 @@ rk2_cpu_gb=$(ratio "$rk2_cpu" "$rk2_gb")
 	printf '%-44s %12s\n' "measure" "value"
 	printf '%-44s %9.2f Gb/s\n' "iperf3 TCP single stream" "$iperf_gbps"
 	printf '%-44s %9.2f Gb/s\n' "rdmakit bw WRITE 64k, 2 processes" "$rk2_gbps"
+	printf '%-44s %9.2f Gb/s\n' "rdmakit bw WRITE 64k MTU 1024, 2 processes" "$rk1k_gbps"
 	printf '%-44s %9.2f Gb/s\n' "rdmakit bw WRITE 64k, --loopback (1 process)" "$rk1_gbps"
 	printf '%-44s %9s CPU s/GB (%s CPU s, %.2f GB)\n' "iperf3 CPU cost, both processes" \
 		"$iperf_cpu_gb" "$iperf_cpu" "$iperf_gb"
@@ -78,6 +85,7 @@ rk2_cpu_gb=$(ratio "$rk2_cpu" "$rk2_gb")
 	printf '%-44s %9.2f us\n' "qperf udp_lat 8 B" "$qperf_us"
 	printf '%-44s %9.2f us\n' "rdmakit lat SEND 8 B t_typical, 2 processes" "$rk_lat"
 	echo "bandwidth ratio rdmakit/iperf3 (2 processes): $(ratio "$rk2_gbps" "$iperf_gbps")"
+	echo "bandwidth ratio rdmakit/iperf3 at MTU 1024 (2 processes): $(ratio "$rk1k_gbps" "$iperf_gbps")"
 	echo "CPU per GB ratio rdmakit/iperf3 (lower is better): $(ratio "$rk2_cpu_gb" "$iperf_cpu_gb")"
 	echo "latency ratio rdmakit/qperf (lower is better): $(ratio "$rk_lat" "$qperf_us")"
 } | tee "$report"
