@@ -63,6 +63,7 @@ static const struct opt_spec incast_opts_spec[] = {
 	{ "rnr-retry", OPT_RNR_RETRY, "N", "RNR retries, 0..7; 7 = forever (default 7)" },
 	{ "verify", OPT_VERIFY, NULL, "check every byte received; exit 1 on a mismatch" },
 	{ "timeout", OPT_TIMEOUT, "SECONDS", "wait this long for a peer's answer (default 10)" },
+	PERF_OPTS_DCQCN,
 	OPTS_END,
 };
 
@@ -218,10 +219,8 @@ static int finish(struct incast_cli *x, int argc, char **argv, int first, char *
 		return usage_error("incast", "incast runs by time (-D) or bytes per flow (--bytes)");
 	if (x->bytes_set && x->c.duration_set)
 		return usage_error("incast", "-D/--duration and --bytes exclude each other: give one");
-	if ((x->c.ib_dev || x->c.gid_index >= 0) && (!x->c.o.engine ||
-						     strcmp(x->c.o.engine, "verbs")))
-		return usage_error("incast", "-d/--ib-dev and -x/--gid-index select a device for "
-				   "--engine verbs; the soft engine uses --bind ADDR");
+	if (perf_cli_check_engine(&x->c))
+		return EXIT_USAGE;
 	if (x->c.o.size < 1)
 		return usage_error("incast", "-s/--size must be at least 1 byte");
 	if (x->coordinator) {

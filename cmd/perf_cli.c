@@ -47,6 +47,43 @@ void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency)
 	c->o.stop = &perf_stop;
 }
 
+/* One --dcqcn* option into p (zero fields keep the engine's defaults). */
+static int dcqcn_option(const char *cmd, struct xport_dcqcn *p, int key, const char *arg)
+{
+	static const char *const onoff[] = { "on", "off", NULL };
+	uint64_t v;
+	int idx, rc;
+
+	switch (key) {
+	case OPT_DCQCN:
+		rc = parse_choice(cmd, "--dcqcn", arg, onoff, &idx);
+		p->off = idx == 1;
+		return rc;
+	case OPT_DCQCN_G:
+		return parse_double(cmd, "--dcqcn-g", arg, 1e-6, 1, &p->g);
+	case OPT_DCQCN_K_US:
+		rc = parse_u64(cmd, "--dcqcn-k-us", arg, 1, 1000000, false, &v);
+		p->k_us = (uint32_t)v;
+		return rc;
+	case OPT_DCQCN_T_US:
+		rc = parse_u64(cmd, "--dcqcn-t-us", arg, 1, 1000000, false, &v);
+		p->t_us = (uint32_t)v;
+		return rc;
+	case OPT_DCQCN_B_BYTES:
+		return parse_u64(cmd, "--dcqcn-b-bytes", arg, 1024, 1ULL << 40, true, &p->b_bytes);
+	case OPT_DCQCN_F:
+		rc = parse_u64(cmd, "--dcqcn-f", arg, 1, 1000, false, &v);
+		p->f = (unsigned)v;
+		return rc;
+	case OPT_DCQCN_RAI:
+		return parse_double(cmd, "--dcqcn-rai-mbps", arg, 0.001, 100000, &p->rai_mbps);
+	case OPT_DCQCN_RHAI:
+		return parse_double(cmd, "--dcqcn-rhai-mbps", arg, 0.001, 100000, &p->rhai_mbps);
+	default:
+		return parse_double(cmd, "--dcqcn-min-mbps", arg, 0.001, 100000, &p->min_mbps);
+	}
+}
+
 int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 {
 	static const char *const ops[] = { "write", "read", "send", "atomic", NULL };
@@ -162,6 +199,17 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		c->inline_set = true;
 		break;
 	case OPT_CPU_UTIL: c->cpu_util = true; break;
+	case OPT_DCQCN:
+	case OPT_DCQCN_G:
+	case OPT_DCQCN_K_US:
+	case OPT_DCQCN_T_US:
+	case OPT_DCQCN_B_BYTES:
+	case OPT_DCQCN_F:
+	case OPT_DCQCN_RAI:
+	case OPT_DCQCN_RHAI:
+	case OPT_DCQCN_MIN:
+		c->dcqcn_set = true;
+		return dcqcn_option(cmd, &o->dcqcn, key, arg);
 	case 'R':
 	case OPT_RDMA_CM_ALIAS:
 		o->rdma_cm = true;
@@ -171,6 +219,20 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		return 1;
 	}
 	return rc;
+}
+
+int perf_cli_check_engine(const struct perf_cli *c)
+{
+	const char *engine = c->o.engine;
+
+	if (c->dcqcn_set && engine && strcmp(engine, "verbs") == 0)
+		return usage_error(c->cmd, "--dcqcn* set the soft engine's congestion reaction; an "
+				   "RDMA NIC uses its own settings (mlx5: /sys/class/net/IF/ecn/"
+				   "roce_rp/): drop them or use --engine soft");
+	if ((c->ib_dev || c->gid_index >= 0) && (!engine || strcmp(engine, "verbs")))
+		return usage_error(c->cmd, "-d/--ib-dev and -x/--gid-index select a device for "
+				   "--engine verbs; the soft engine uses --bind ADDR");
+	return 0;
 }
 
 int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum perf_role *role)
@@ -189,9 +251,8 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 	if (c->loopback && argc - first == 1)
 		return usage_error(c->cmd, "--loopback runs both ends here: drop HOST '%s'",
 				   argv[first]);
-	if ((c->ib_dev || c->gid_index >= 0) && (!o->engine || strcmp(o->engine, "verbs")))
-		return usage_error(c->cmd, "-d/--ib-dev and -x/--gid-index select a device for "
-				   "--engine verbs; the soft engine uses --bind ADDR");
+	if (perf_cli_check_engine(c))
+		return EXIT_USAGE;
 	if (o->rdma_cm && c->loopback)
 		return usage_error(c->cmd, "-R/--rdma-cm connects a client to a server; --loopback "
 				   "runs both ends in one process: drop one of them");

@@ -24,9 +24,32 @@ enum {
 	OPT_PERSISTENT,
 	OPT_CPU_UTIL,
 	OPT_RDMA_CM_ALIAS,
+	OPT_DCQCN,
+	OPT_DCQCN_G,
+	OPT_DCQCN_K_US,
+	OPT_DCQCN_T_US,
+	OPT_DCQCN_B_BYTES,
+	OPT_DCQCN_F,
+	OPT_DCQCN_RAI,
+	OPT_DCQCN_RHAI,
+	OPT_DCQCN_MIN,
 	/* command-specific options start here */
 	OPT_PERF_CMD = OPT_LONG_ONLY + 60,
 };
+
+/* The soft engine's DCQCN reaction point (struct xport_dcqcn). */
+#define PERF_OPTS_DCQCN                                                                    \
+	{ "dcqcn", OPT_DCQCN, "on|off", "soft engine: react to CNPs with DCQCN (default on)" },\
+	{ "dcqcn-g", OPT_DCQCN_G, "G", "DCQCN alpha gain (default 1/256)" },                  \
+	{ "dcqcn-k-us", OPT_DCQCN_K_US, "USEC", "DCQCN alpha update period (default 55)" },   \
+	{ "dcqcn-t-us", OPT_DCQCN_T_US, "USEC", "DCQCN rate-increase timer (default 55)" },   \
+	{ "dcqcn-b-bytes", OPT_DCQCN_B_BYTES, "BYTES", "DCQCN rate-increase byte counter "    \
+						       "(default 10m)" },                     \
+	{ "dcqcn-f", OPT_DCQCN_F, "N", "DCQCN fast-recovery stages (default 5)" },            \
+	{ "dcqcn-rai-mbps", OPT_DCQCN_RAI, "MBPS", "DCQCN additive increase (default 40)" },  \
+	{ "dcqcn-rhai-mbps", OPT_DCQCN_RHAI, "MBPS", "DCQCN hyper increase (default 10 x "    \
+						     "the additive)" },                       \
+	{ "dcqcn-min-mbps", OPT_DCQCN_MIN, "MBPS", "DCQCN rate floor (default 10)" }
 
 #define PERF_OPTS_COMMON(OP_DEFAULT)                                                       \
 	{ "engine", OPT_ENGINE, "ENGINE", "auto, soft or verbs (default auto)" },            \
@@ -62,12 +85,13 @@ enum {
 				"manager (librdmacm), as perftest -R" },                           \
 	{ "rdma_cm", OPT_RDMA_CM_ALIAS, NULL, "perftest's name for --rdma-cm" },              \
 	{ "cpu_util", OPT_CPU_UTIL, NULL, "report this process's CPU use during the run "       \
-					  "(CPU_Util[%], 100 = one core)" }
+					  "(CPU_Util[%], 100 = one core)" },                         \
+	PERF_OPTS_DCQCN
 
 struct perf_cli {
 	const char *cmd;
 	struct perf_opts o;
-	bool all, loopback, persistent, iters_set, duration_set, inline_set, cpu_util;
+	bool all, loopback, persistent, iters_set, duration_set, inline_set, cpu_util, dcqcn_set;
 	const char *ib_dev;
 	int gid_index;
 };
@@ -75,6 +99,8 @@ struct perf_cli {
 void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency);
 /* Handles a common option; returns 0, EXIT_USAGE, or 1 for "not mine". */
 int perf_cli_option(struct perf_cli *c, int key, const char *arg);
+/* The engine-specific options agree with --engine: EXIT_USAGE (said) or 0. */
+int perf_cli_check_engine(const struct perf_cli *c);
 /* Checks option combinations, picks the role from the operands. */
 int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum perf_role *role);
 /* The preamble lines (engine, address, op, QPs, MTU...). */

@@ -49,12 +49,14 @@ _rdmakit_command_opts()
 		;;
 	bw)
 		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --rdma-cm --rdma_cm --cpu_util' \
+			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
 			'--interval --unit --expect-gbps --limit_bw --expect-mpps --limit_msgrate' \
 			'--bidirectional --rate_limit --rate_units --rate_limit_type' \
 			'--json --pretty --help'
 		;;
 	lat)
 		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --rdma-cm --rdma_cm --cpu_util' \
+			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
 			'--histogram --hgrm --expect-p99-us --json --pretty --help'
 		;;
 	incast)
@@ -62,6 +64,7 @@ _rdmakit_command_opts()
 			'--coordinator --rank --world-size --link-gbps --expect-gbps --expect-fairness' \
 			'--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --tx-depth --rx-depth' \
 			'--mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout' \
+			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
 			'--json --pretty --help'
 		;;
 	esac
@@ -132,6 +135,9 @@ _rdmakit_option_value()
 	bw:--rate_limit_type)
 		echo 'words SW'
 		;;
+	bw:--dcqcn|lat:--dcqcn|incast:--dcqcn)
+		echo 'words on off'
+		;;
 	bw:-d|bw:--ib-dev|lat:-d|lat:--ib-dev|incast:-d|incast:--ib-dev)
 		local d names=''
 		for d in /sys/class/infiniband/*; do
@@ -159,7 +165,10 @@ _rdmakit_option_value()
 	incast:--expect-gbps|incast:--expect-fairness|incast:--bind|incast:-p|incast:--port|\
 	incast:--udp-port|incast:-i|incast:--ib-port|incast:-x|incast:--gid-index|\
 	incast:-t|incast:--tx-depth|incast:-r|incast:--rx-depth|incast:-T|incast:--tos|\
-	incast:-u|incast:--qp-timeout|incast:--retry-cnt|incast:--rnr-retry|incast:--timeout)
+	incast:-u|incast:--qp-timeout|incast:--retry-cnt|incast:--rnr-retry|incast:--timeout|\
+	bw:--dcqcn-g|bw:--dcqcn-k-us|bw:--dcqcn-t-us|bw:--dcqcn-b-bytes|bw:--dcqcn-f|bw:--dcqcn-rai-mbps|bw:--dcqcn-rhai-mbps|bw:--dcqcn-min-mbps|\
+	lat:--dcqcn-g|lat:--dcqcn-k-us|lat:--dcqcn-t-us|lat:--dcqcn-b-bytes|lat:--dcqcn-f|lat:--dcqcn-rai-mbps|lat:--dcqcn-rhai-mbps|lat:--dcqcn-min-mbps|\
+	incast:--dcqcn-g|incast:--dcqcn-k-us|incast:--dcqcn-t-us|incast:--dcqcn-b-bytes|incast:--dcqcn-f|incast:--dcqcn-rai-mbps|incast:--dcqcn-rhai-mbps|incast:--dcqcn-min-mbps)
 		echo value
 		;;
 	*)

@@ -89,9 +89,9 @@ assert 0.97 * rep <= sum(b) <= 1.03 * rep, (sum(b), rep)
 ' "$BATS_TEST_TMPDIR/cap.json"
 }
 
-@test "CE marks on the path: the report shows CE, CNPs sent and handled, and the receiver host's InCEPkts" {
-	require_tool nft "marking packets CE"
-	# Marked on the senders' way out; the receiver counts ECN at IP input.
+# mark_ce: 5% of the senders' RoCEv2 packets leave marked CE; the
+# receiver counts ECN at IP input.
+mark_ce() {
 	ip netns exec "$NS_S" nft -f - <<-'EOF'
 		table ip rkecn {
 			counter marked { }
@@ -101,12 +101,30 @@ assert 0.97 * rep <= sum(b) <= 1.03 * rep, (sum(b), rep)
 			}
 		}
 	EOF
+}
+
+@test "CE marks on the path: the report shows CE, CNPs sent and handled, and the receiver host's InCEPkts" {
+	require_tool nft "marking packets CE"
+	mark_ce
 	run_incast -D 2 -s 16k
 	check '
 e, ip = c["engine"], c["IpExt"]
 assert e["ce_rx"] > 0 and e["cnps_tx"] > 0 and e["cnps_rx"] > 0, e
+# DCQCN is on: every CNP a sender received cut its rate.
+assert e["cnps_handled"] == e["cnps_rx"], e
 # The kernel and the engine count the same CE packets (sampled a moment apart).
 assert e["ce_rx"] > 0 and abs(ip["InCEPkts"] - e["ce_rx"]) <= 0.05 * e["ce_rx"], (ip, e)
+assert all(x["status"] == "ok" for x in r["flows"])
+'
+}
+
+@test "CE marks with --dcqcn off on the senders: CNPs arrive, none is acted on" {
+	require_tool nft "marking packets CE"
+	mark_ce
+	run_incast -D 2 -s 16k --dcqcn off
+	check '
+e = c["engine"]
+assert e["cnps_rx"] > 0 and e["cnps_handled"] == 0, e
 assert all(x["status"] == "ok" for x in r["flows"])
 '
 }

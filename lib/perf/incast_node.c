@@ -44,7 +44,7 @@ int node_open(struct incast_node *n, const struct incast_opts *o, const char *bi
 {
 	struct xport_dev_attr a = { .engine = o->p.engine, .bind = bind, .udp_port = o->p.udp_port,
 				    .ib_dev = o->p.ib_dev, .ib_port = o->p.ib_port,
-				    .gid_index = o->p.gid_index };
+				    .gid_index = o->p.gid_index, .dcqcn = o->p.dcqcn };
 
 	n->o = *o;
 	snprintf(n->local_addr, sizeof(n->local_addr), "%s", bind);
@@ -389,7 +389,7 @@ static json_t *counter_deltas(struct incast_node *n)
 		ENGINE_CTR(seq_naks_rx), ENGINE_CTR(seq_naks_tx), ENGINE_CTR(rnr_naks_rx),
 		ENGINE_CTR(rnr_naks_tx), ENGINE_CTR(duplicates), ENGINE_CTR(out_of_sequence),
 		ENGINE_CTR(icrc_errors), ENGINE_CTR(drops), ENGINE_CTR(cnps_tx),
-		ENGINE_CTR(cnps_rx), ENGINE_CTR(ce_rx),
+		ENGINE_CTR(cnps_rx), ENGINE_CTR(cnps_handled), ENGINE_CTR(ce_rx),
 	};
 #undef ENGINE_CTR
 	struct xport_counters now;

@@ -70,6 +70,7 @@ struct perf_opts {
 	double rate_limit;		/* bw: software pacing of each sender; 0: none */
 	enum perf_rate_unit rate_unit;
 	bool rdma_cm;			/* QPs connected by the RDMA CM (perftest -R) */
+	struct xport_dcqcn dcqcn;	/* soft engine: congestion reaction (zeros: defaults) */
 };
 
 struct perf_interval {

@@ -146,7 +146,8 @@ static int open_dev(struct perf_session *s, const char *bind, char *err)
 {
 	struct xport_dev_attr a = { .engine = s->o.engine, .bind = bind,
 				    .udp_port = s->o.udp_port, .ib_dev = s->o.ib_dev,
-				    .ib_port = s->o.ib_port, .gid_index = s->o.gid_index };
+				    .ib_port = s->o.ib_port, .gid_index = s->o.gid_index,
+				    .dcqcn = s->o.dcqcn };
 
 	snprintf(s->local_addr, sizeof(s->local_addr), "%s", bind);
 	return xport_open(&a, &s->dev, err);

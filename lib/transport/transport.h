@@ -135,6 +135,27 @@ struct xport_qp_attr {
 	uint32_t max_inline_data;	/* largest inline payload posted (0: none) */
 };
 
+/*
+ * DCQCN reaction-point parameters (soft engine): how the side that sends
+ * data reacts to CNPs.  A zero field takes the default, which comes from
+ * the DCQCN paper (Zhu et al., SIGCOMM 2015) unless marked otherwise; the
+ * mlx5 roce_rp knob of the same role is named for orientation.
+ */
+struct xport_dcqcn {
+	bool off;			/* no reaction: CNPs are counted, never acted on */
+	double g;			/* alpha gain: 1/256 */
+	uint32_t k_us;			/* alpha decay period without CNPs: 55 us */
+	uint32_t t_us;			/* rate-increase timer: 55 us (rpg_time_reset) */
+	uint64_t b_bytes;		/* rate-increase byte counter: 10 MiB (rpg_byte_reset) */
+	unsigned f;			/* fast-recovery stages: 5 (rpg_threshold) */
+	double rai_mbps;		/* additive increase: 40 Mb/s (rpg_ai_rate) */
+	double rhai_mbps;		/* hyper increase: 400 Mb/s, ours (rpg_hai_rate) */
+	double min_mbps;		/* rate floor: 10 Mb/s, ours (rpg_min_rate) */
+};
+
+/* The parameters in force: p's non-zero fields over the defaults. */
+struct xport_dcqcn xport_dcqcn_resolve(const struct xport_dcqcn *p);
+
 struct xport_dev_attr {
 	const char *engine;		/* "auto", "soft", "verbs" */
 	const char *bind;		/* soft: local address to bind */
@@ -142,6 +163,7 @@ struct xport_dev_attr {
 	const char *ib_dev;		/* verbs: device name */
 	int ib_port;			/* verbs: port (1-based) */
 	int gid_index;			/* verbs: -1 = pick */
+	struct xport_dcqcn dcqcn;	/* soft: congestion reaction (zeros: defaults) */
 };
 
 struct xport_dev;
@@ -155,6 +177,7 @@ struct xport_counters {
 	uint64_t naks_rx, naks_tx, seq_naks_rx, seq_naks_tx;
 	uint64_t duplicates, out_of_sequence, icrc_errors, drops;
 	uint64_t cnps_tx, cnps_rx, ce_rx;
+	uint64_t cnps_handled;		/* CNPs that cut the rate (mlx5: rp_cnp_handled) */
 };
 
 int xport_open(const struct xport_dev_attr *a, struct xport_dev **out, char *err);

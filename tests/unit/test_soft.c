@@ -615,7 +615,7 @@ static void test_dcqcn_math(struct unit *u)
 	struct soft_dcqcn c;
 	uint64_t t = 1000000;
 
-	soft_dcqcn_init(&c, 100);
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ 0 });
 	CHECK(u, !c.limited);
 	CHECK(u, soft_dcqcn_may_send(&c, t, 1 << 20));	/* unpaced before a CNP */
 	soft_dcqcn_on_cnp(&c, t);
@@ -644,6 +644,56 @@ static void test_dcqcn_math(struct unit *u)
 	soft_dcqcn_tick(&c, t + 1000000000ull);
 	CHECK(u, !c.limited);
 	CHECK(u, c.rc_gbps > 99.8);
+}
+
+/* The --dcqcn* parameters: each one changes what it names, and off means
+ * CNPs change nothing. */
+static void test_dcqcn_params(struct unit *u)
+{
+	struct soft_dcqcn c;
+	uint64_t t = 1000000;
+
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .off = true });
+	soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, !c.limited && c.rc_gbps == 100 && c.cuts == 0);
+	CHECK(u, soft_dcqcn_may_send(&c, t, 1 << 20));
+
+	/* g = 1/2: alpha falls fast without CNPs (one K period halves it). */
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .g = 0.5, .k_us = 10 });
+	soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, c.alpha == 1.0);
+	soft_dcqcn_tick(&c, t + 10000);
+	CHECK(u, c.alpha > 0.49 && c.alpha < 0.51);
+
+	/* The floor holds: many CNPs never push the rate below min. */
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .min_mbps = 500 });
+	for (int i = 0; i < 50; i++)
+		soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, c.rc_gbps > 0.499 && c.rc_gbps < 0.501);
+
+	/* R_AI = 1 Gb/s and a 100 us timer: with the default F = 5 the first
+	 * stage is fast recovery (target unchanged); with F = 1 it is already
+	 * additive increase (target + 1 Gb/s). */
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .rai_mbps = 1000, .t_us = 100 });
+	soft_dcqcn_on_cnp(&c, t);		/* rc 50, rt 100 */
+	soft_dcqcn_on_cnp(&c, t);		/* rc 25, rt 50 */
+	soft_dcqcn_tick(&c, t + 99999);		/* not yet a stage */
+	CHECK_EQ(u, c.timer_stage, 0);
+	soft_dcqcn_tick(&c, t + 100000);
+	CHECK(u, c.rt_gbps > 49.9 && c.rt_gbps < 50.1);
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .f = 1, .rai_mbps = 1000, .t_us = 100 });
+	soft_dcqcn_on_cnp(&c, t);
+	soft_dcqcn_on_cnp(&c, t);
+	soft_dcqcn_tick(&c, t + 100000);
+	CHECK(u, c.rt_gbps > 50.9 && c.rt_gbps < 51.1);
+
+	/* A 1 MiB byte counter: 1 MiB sent is one byte stage. */
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .b_bytes = 1 << 20 });
+	soft_dcqcn_on_cnp(&c, t);
+	soft_dcqcn_sent(&c, (1 << 20) - 1);
+	CHECK_EQ(u, c.byte_stage, 0);
+	soft_dcqcn_sent(&c, 1);
+	CHECK_EQ(u, c.byte_stage, 1);
 }
 
 /* CE marks on the path: the receiver sends CNPs (at most one per 50 us),
@@ -736,6 +786,7 @@ int main(void)
 	RUN(&u, test_pipeline);
 	RUN(&u, test_icrc_on_wire);
 	RUN(&u, test_dcqcn_math);
+	RUN(&u, test_dcqcn_params);
 	RUN(&u, test_ecn_cnp);
 	RUN(&u, test_ip_id_solved);
 	return unit_done(&u);

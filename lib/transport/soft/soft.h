@@ -88,6 +88,7 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 
 /* DCQCN reaction point state (soft_dcqcn.c). */
 struct soft_dcqcn {
+	struct xport_dcqcn p;		/* resolved parameters */
 	bool limited;			/* pacing since a CNP, until back at line rate */
 	double line_gbps, rc_gbps, rt_gbps, alpha;
 	uint64_t last_cnp_ns, last_alpha_ns, last_timer_ns, last_token_ns;
@@ -97,8 +98,9 @@ struct soft_dcqcn {
 	uint64_t cuts;			/* rate cuts (CNPs acted on) */
 };
 
-void soft_dcqcn_init(struct soft_dcqcn *c, double line_gbps);
-void soft_dcqcn_on_cnp(struct soft_dcqcn *c, uint64_t now);
+void soft_dcqcn_init(struct soft_dcqcn *c, double line_gbps, const struct xport_dcqcn *p);
+/* A CNP arrived: cuts the rate; false when DCQCN is off (nothing done). */
+bool soft_dcqcn_on_cnp(struct soft_dcqcn *c, uint64_t now);
 void soft_dcqcn_tick(struct soft_dcqcn *c, uint64_t now);
 void soft_dcqcn_sent(struct soft_dcqcn *c, size_t bytes);
 bool soft_dcqcn_may_send(struct soft_dcqcn *c, uint64_t now, size_t bytes);
@@ -201,6 +203,7 @@ struct soft_qp {
 
 struct soft_dev {
 	struct soft_link *link;
+	struct xport_dcqcn dcqcn;	/* every QP's reaction point (resolved) */
 	struct soft_mr mrs[SOFT_MAX_MRS];
 	uint32_t key_gen;		/* makes stale keys differ from new ones */
 	struct soft_qp *qps[SOFT_MAX_QPS];

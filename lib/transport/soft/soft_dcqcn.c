@@ -8,27 +8,43 @@
  * additive increase, then hyper increase.  Sending is paced by a token
  * bucket at the current rate; until the first CNP nothing is paced.
  *
- * Defaults (soft_dcqcn_init), each from the paper: g = 1/256, alpha
- * update and rate-increase timer 55 us, byte counter 10 MB, F = 5,
- * R_AI = 40 Mb/s; R_HAI = 10 x R_AI is our choice (the paper leaves it to
- * the operator).
+ * The parameters and their defaults (struct xport_dcqcn, set with the
+ * --dcqcn-* options): g = 1/256, alpha update and rate-increase timer
+ * 55 us, byte counter 10 MB, F = 5, R_AI = 40 Mb/s, each from the paper;
+ * R_HAI = 10 x R_AI and the 10 Mb/s floor are our choices (the paper leaves
+ * them to the operator).
  */
 #include "soft.h"
 
-#define DCQCN_G (1.0 / 256)
-#define DCQCN_K_NS 55000ull		/* alpha update period */
-#define DCQCN_T_NS 55000ull		/* rate increase timer */
-#define DCQCN_B_BYTES (10ull << 20)	/* rate increase byte counter */
-#define DCQCN_F 5			/* fast recovery stages */
-#define DCQCN_RAI_GBPS 0.04		/* additive increase */
-#define DCQCN_RHAI_GBPS 0.4		/* hyper increase */
-#define DCQCN_MIN_GBPS 0.01		/* never below 10 Mb/s */
 #define DCQCN_BURST_BYTES (64 * 1024)	/* the pacer's bucket */
 
-void soft_dcqcn_init(struct soft_dcqcn *c, double line_gbps)
+struct xport_dcqcn xport_dcqcn_resolve(const struct xport_dcqcn *p)
 {
-	*c = (struct soft_dcqcn){ .line_gbps = line_gbps, .rc_gbps = line_gbps,
-				  .rt_gbps = line_gbps, .alpha = 1.0 };
+	struct xport_dcqcn r = *p;
+
+	if (!r.g)
+		r.g = 1.0 / 256;
+	if (!r.k_us)
+		r.k_us = 55;
+	if (!r.t_us)
+		r.t_us = 55;
+	if (!r.b_bytes)
+		r.b_bytes = 10ull << 20;
+	if (!r.f)
+		r.f = 5;
+	if (!r.rai_mbps)
+		r.rai_mbps = 40;
+	if (!r.rhai_mbps)
+		r.rhai_mbps = 10 * r.rai_mbps;
+	if (!r.min_mbps)
+		r.min_mbps = 10;
+	return r;
+}
+
+void soft_dcqcn_init(struct soft_dcqcn *c, double line_gbps, const struct xport_dcqcn *p)
+{
+	*c = (struct soft_dcqcn){ .p = xport_dcqcn_resolve(p), .line_gbps = line_gbps,
+				  .rc_gbps = line_gbps, .rt_gbps = line_gbps, .alpha = 1.0 };
 }
 
 static void increase(struct soft_dcqcn *c)
@@ -36,12 +52,12 @@ static void increase(struct soft_dcqcn *c)
 	unsigned lo = c->timer_stage < c->byte_stage ? c->timer_stage : c->byte_stage;
 	unsigned hi = c->timer_stage > c->byte_stage ? c->timer_stage : c->byte_stage;
 
-	if (hi < DCQCN_F)
+	if (hi < c->p.f)
 		;				/* fast recovery: towards the target */
-	else if (lo > DCQCN_F)
-		c->rt_gbps += (lo - DCQCN_F) * DCQCN_RHAI_GBPS;	/* hyper increase */
+	else if (lo > c->p.f)
+		c->rt_gbps += (lo - c->p.f) * c->p.rhai_mbps / 1000;	/* hyper increase */
 	else
-		c->rt_gbps += DCQCN_RAI_GBPS;	/* additive increase */
+		c->rt_gbps += c->p.rai_mbps / 1000;	/* additive increase */
 	if (c->rt_gbps > c->line_gbps)
 		c->rt_gbps = c->line_gbps;
 	c->rc_gbps = (c->rt_gbps + c->rc_gbps) / 2;
@@ -50,13 +66,15 @@ static void increase(struct soft_dcqcn *c)
 		c->limited = false;
 }
 
-void soft_dcqcn_on_cnp(struct soft_dcqcn *c, uint64_t now)
+bool soft_dcqcn_on_cnp(struct soft_dcqcn *c, uint64_t now)
 {
+	if (c->p.off)
+		return false;
 	c->rt_gbps = c->rc_gbps;
 	c->rc_gbps *= 1 - c->alpha / 2;
-	if (c->rc_gbps < DCQCN_MIN_GBPS)
-		c->rc_gbps = DCQCN_MIN_GBPS;
-	c->alpha = (1 - DCQCN_G) * c->alpha + DCQCN_G;
+	if (c->rc_gbps < c->p.min_mbps / 1000)
+		c->rc_gbps = c->p.min_mbps / 1000;
+	c->alpha = (1 - c->p.g) * c->alpha + c->p.g;
 	c->timer_stage = c->byte_stage = 0;
 	c->bytes = 0;
 	c->last_cnp_ns = c->last_alpha_ns = c->last_timer_ns = now;
@@ -66,19 +84,22 @@ void soft_dcqcn_on_cnp(struct soft_dcqcn *c, uint64_t now)
 		c->last_token_ns = now;
 	}
 	c->cuts++;
+	return true;
 }
 
 void soft_dcqcn_tick(struct soft_dcqcn *c, uint64_t now)
 {
 	if (!c->limited)
 		return;
-	while (now - c->last_alpha_ns >= DCQCN_K_NS) {	/* no CNP for K: decay */
-		c->alpha *= 1 - DCQCN_G;
-		c->last_alpha_ns += DCQCN_K_NS;
+	uint64_t k_ns = c->p.k_us * 1000ull, t_ns = c->p.t_us * 1000ull;
+
+	while (now - c->last_alpha_ns >= k_ns) {	/* no CNP for K: decay */
+		c->alpha *= 1 - c->p.g;
+		c->last_alpha_ns += k_ns;
 	}
-	while (c->limited && now - c->last_timer_ns >= DCQCN_T_NS) {
+	while (c->limited && now - c->last_timer_ns >= t_ns) {
 		c->timer_stage++;
-		c->last_timer_ns += DCQCN_T_NS;
+		c->last_timer_ns += t_ns;
 		increase(c);
 	}
 }
@@ -88,7 +109,7 @@ void soft_dcqcn_sent(struct soft_dcqcn *c, size_t bytes)
 	if (!c->limited)
 		return;
 	c->bytes += bytes;
-	if (c->bytes >= DCQCN_B_BYTES) {
+	if (c->bytes >= c->p.b_bytes) {
 		c->bytes = 0;
 		c->byte_stage++;
 		increase(c);

@@ -214,7 +214,10 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	if (p.bth.opcode == OP_CNP) {
 		qp->ctr.cnps_rx++;
 		d->ctr.cnps_rx++;
-		soft_dcqcn_on_cnp(&qp->cc, d->now_ns);
+		if (soft_dcqcn_on_cnp(&qp->cc, d->now_ns)) {
+			qp->ctr.cnps_handled++;
+			d->ctr.cnps_handled++;
+		}
 		return;
 	}
 	if (flow_is_response_op(p.bth.opcode))

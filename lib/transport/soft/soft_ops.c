@@ -29,6 +29,8 @@ static void *soft_open(const struct xport_dev_attr *a, char *err)
 	d = soft_dev_open(link, err);
 	if (!d)
 		link->ops->close(link);
+	else
+		d->dcqcn = xport_dcqcn_resolve(&a->dcqcn);
 	return d;
 }
 
@@ -140,7 +142,7 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 	if (port < 0)
 		goto fail;
 	qp->sport = (uint16_t)port;
-	soft_dcqcn_init(&qp->cc, SOFT_LINE_GBPS);
+	soft_dcqcn_init(&qp->cc, SOFT_LINE_GBPS, &d->dcqcn);
 	d->qps[slot] = qp;
 	if (slot + 1 > d->qp_slots)
 		d->qp_slots = slot + 1;
