@@ -129,7 +129,20 @@ static size_t table_cols(const struct bw_cli *b, struct report_col *cols)
 	return n;
 }
 
-static void report_row(struct report *r, const struct bw_cli *b, const struct perf_bw_result *res)
+/* This side's soft-engine counters over the run, for JSON (a device
+ * keeps its own: the verbs engine reports none). */
+static json_t *counters_json(const struct xport_counters *c)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < xport_counter_count(); i++)
+		json_object_set_new(o, xport_counter_name(i),
+				    json_integer((json_int_t)xport_counter_value(c, i)));
+	return o;
+}
+
+static void report_row(struct report *r, const struct bw_cli *b, const struct perf_bw_result *res,
+		       bool soft)
 {
 	struct report_value v[8];
 	size_t n = 0;
@@ -163,6 +176,8 @@ static void report_row(struct report *r, const struct bw_cli *b, const struct pe
 	else
 		json_decref(iv);
 	report_row_attach(r, "retransmits", json_integer((json_int_t)res->counters.retransmits));
+	if (soft)
+		report_row_attach(r, "counters", counters_json(&res->counters));
 	if (res->bidirectional) {
 		/* The two directions that make up the sum (intervals: this side's). */
 		if (!r->json)
@@ -195,7 +210,7 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 			rc = EXIT_RUNTIME;
 			break;
 		}
-		report_row(r, b, res);
+		report_row(r, b, res, strcmp(perf_engine(s), "soft") == 0);
 		if (b->c.o.verify && !res->verified) {
 			report_error(r, "--verify: data mismatch at offset %llu of a %llu-byte message",
 				     (unsigned long long)res->bad_offset,

@@ -384,10 +384,12 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 		  struct bins *bins, char *err)
 {
 	bool both_here = s->role == PERF_LOOPBACK && s->o.bidirectional;
+	struct xport_counters before, after;
 	struct tx a, b;
 
 	memset(r, 0, sizeof(*r));
 	memset(peer, 0, sizeof(*peer));
+	xport_dev_counters(s->dev, &before);
 	if (perf_run_begin(s, err) < 0)
 		return -1;
 	tx_start(s, &s->a, &a, &bins[0]);
@@ -429,7 +431,8 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 		r->verified = false;
 		r->bad_offset = 0;
 	}
-	xport_dev_counters(s->dev, &r->counters);
+	xport_dev_counters(s->dev, &after);
+	xport_counters_delta(&r->counters, &after, &before);
 	return 0;
 }
 

@@ -86,7 +86,7 @@ struct perf_bw_result {
 	unsigned nintervals;
 	bool verified;			/* --verify ran and found the data right */
 	uint64_t bad_offset;		/* first wrong byte, when !verified */
-	struct xport_counters counters;
+	struct xport_counters counters;	/* this side's engine, over this run */
 	bool interrupted;
 	double cpu_util_percent;	/* this process: CPU time / wall time; 100 = one core */
 	/* -b: bw_* and msg_rate_mpps are the sum of both directions, as

@@ -505,30 +505,15 @@ int ctr_port_order(const struct ctr_port *a, const struct ctr_port *b)
 	return port_cmp(a, b);
 }
 
-/* The names a soft engine's counters go by (struct xport_counters). */
-static const struct {
-	const char *name;
-	size_t off;
-} engine_fields[] = {
-#define F(x) { #x, offsetof(struct xport_counters, x) }
-	F(tx_packets), F(tx_bytes), F(rx_packets), F(rx_bytes), F(retransmits), F(timeouts),
-	F(rnr_naks_rx), F(rnr_naks_tx), F(naks_rx), F(naks_tx), F(seq_naks_rx), F(seq_naks_tx),
-	F(duplicates), F(out_of_sequence), F(icrc_errors), F(drops), F(cnps_tx), F(cnps_rx),
-	F(ce_rx), F(cnps_handled),
-#undef F
-};
 
 static int add_engine_counters(struct ctr_set *set, const char *prefix,
 			       const struct xport_counters *c)
 {
 	char name[96];
 
-	for (size_t i = 0; i < sizeof(engine_fields) / sizeof(engine_fields[0]); i++) {
-		uint64_t v;
-
-		memcpy(&v, (const char *)c + engine_fields[i].off, sizeof(v));
-		snprintf(name, sizeof(name), "%s%s", prefix, engine_fields[i].name);
-		if (!ctr_set_add(set, CTR_SRC_ENGINE, name, v))
+	for (size_t i = 0; i < xport_counter_count(); i++) {
+		snprintf(name, sizeof(name), "%s%s", prefix, xport_counter_name(i));
+		if (!ctr_set_add(set, CTR_SRC_ENGINE, name, xport_counter_value(c, i)))
 			return -1;
 	}
 	return 0;

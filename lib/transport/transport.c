@@ -4,6 +4,7 @@
  * engine's ops.  `auto` takes the first engine that can run here, in the
  * order of the table: verbs (an RDMA device exists), then soft.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,47 @@ void xport_dev_counters(struct xport_dev *d, struct xport_counters *c)
 void xport_qp_counters(struct xport_qp *qp, struct xport_counters *c)
 {
 	qp->dev->ops->qp_counters(qp->impl, c);
+}
+
+/* The names reports and `rdmakit top` use for struct xport_counters. */
+static const struct {
+	const char *name;
+	size_t off;
+} counter_fields[] = {
+#define F(x) { #x, offsetof(struct xport_counters, x) }
+	F(tx_packets), F(tx_bytes), F(rx_packets), F(rx_bytes), F(retransmits), F(timeouts),
+	F(rnr_naks_rx), F(rnr_naks_tx), F(naks_rx), F(naks_tx), F(seq_naks_rx), F(seq_naks_tx),
+	F(duplicates), F(out_of_sequence), F(icrc_errors), F(drops), F(cnps_tx), F(cnps_rx),
+	F(cnps_handled), F(ce_rx),
+#undef F
+};
+
+size_t xport_counter_count(void)
+{
+	return sizeof(counter_fields) / sizeof(counter_fields[0]);
+}
+
+const char *xport_counter_name(size_t i)
+{
+	return counter_fields[i].name;
+}
+
+uint64_t xport_counter_value(const struct xport_counters *c, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)c + counter_fields[i].off, sizeof(v));
+	return v;
+}
+
+void xport_counters_delta(struct xport_counters *out, const struct xport_counters *now,
+			  const struct xport_counters *then)
+{
+	for (size_t i = 0; i < xport_counter_count(); i++) {
+		uint64_t v = xport_counter_value(now, i) - xport_counter_value(then, i);
+
+		memcpy((char *)out + counter_fields[i].off, &v, sizeof(v));
+	}
 }
 
 const char *xport_wc_status_str(enum xport_wc_status s)

@@ -180,6 +180,15 @@ struct xport_counters {
 	uint64_t cnps_handled;		/* CNPs that cut the rate (mlx5: rp_cnp_handled) */
 };
 
+/* The counters by name, in a fixed order: i < xport_counter_count(). */
+size_t xport_counter_count(void);
+const char *xport_counter_name(size_t i);
+uint64_t xport_counter_value(const struct xport_counters *c, size_t i);
+
+/* out = now - then, counter by counter (the movement over a run). */
+void xport_counters_delta(struct xport_counters *out, const struct xport_counters *now,
+			  const struct xport_counters *then);
+
 int xport_open(const struct xport_dev_attr *a, struct xport_dev **out, char *err);
 /* Whether engine `name` can run on this host ("verbs": an RDMA device exists). */
 bool xport_engine_available(const char *name);
