@@ -98,11 +98,17 @@ assert p["op"] == "write" and p["qps"] == 2 and p["tx_depth"] == 16 and p["itera
 assert p["mtu_bytes"] in (256, 512, 1024, 2048, 4096) and p["verify"] is False, p
 (r,) = d["results"]
 types = {"bytes": int, "iterations": int, "bw_peak_gbps": float, "bw_avg_gbps": float,
-         "msg_rate_mpps": float, "seconds": float, "retransmits": int}
+         "msg_rate_mpps": float, "seconds": float, "retransmits": int, "counters": dict}
 assert set(r) == set(types), sorted(r)        # no intervals without --interval
 for k, t in types.items():
     assert type(r[k]) is t, (k, r[k])
 assert r["bytes"] == 4096 and r["iterations"] == 3000 and r["retransmits"] >= 0, r
+# The engine counters over the run (both ends here): each of the 3000 4 KiB
+# WRITEs left as at least one packet, and their payload is in tx_bytes.
+c = r["counters"]
+assert all(type(v) is int and v >= 0 for v in c.values()), c
+assert c["retransmits"] == r["retransmits"] and c["tx_packets"] >= 3000, c
+assert c["tx_bytes"] >= 4096 * 3000 and c["rx_packets"] >= c["tx_packets"] - c["drops"], c
 assert r["seconds"] > 0, r
 # Gb = 10^9 bits; the average is bytes completed over the run.
 avg = r["bytes"] * r["iterations"] * 8 / r["seconds"] / 1e9
@@ -208,7 +214,7 @@ assert sum(i["bytes"] for i in r["intervals"]) == 3000 * 65536, r["intervals"]'
 	json_eval '
 (r,) = d["results"]
 assert set(r) == {"bytes", "iterations", "bw_peak_mibps", "bw_avg_mibps", "msg_rate_mpps",
-                  "seconds", "retransmits"}, sorted(r)
+                  "seconds", "retransmits", "counters"}, sorted(r)
 want = r["bytes"] * r["iterations"] / r["seconds"] / 2**20
 assert abs(r["bw_avg_mibps"] - want) <= 1e-6 * want, (want, r)
 assert r["bw_peak_mibps"] >= r["bw_avg_mibps"], r'
