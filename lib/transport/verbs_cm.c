@@ -180,6 +180,17 @@ static int transition(struct verbs_qp *q, struct rdma_cm_id *id, char *err)
 	return 0;
 }
 
+/* An event channel and a CM id on it (the caller frees both, when set). */
+static int cm_open(struct rdma_event_channel **ch, struct rdma_cm_id **id, char *err)
+{
+	*ch = rdma_create_event_channel();
+	if (*ch && rdma_create_id(*ch, id, NULL, RDMA_PS_TCP) == 0)
+		return 0;
+	snprintf(err, XPORT_ERR_LEN, "cannot use the RDMA connection manager: %s (is the "
+		 "rdma_ucm module loaded? /dev/infiniband/rdma_cm)", strerror(errno));
+	return -1;
+}
+
 static struct addrinfo *numeric_addr(const char *addr, uint16_t port)
 {
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
@@ -201,12 +212,8 @@ void *verbs_cm_listen(void *dev, const char *addr, uint16_t port, char *err)
 		goto fail;
 	}
 	l->dev = dev;
-	l->ch = rdma_create_event_channel();
-	if (!l->ch || rdma_create_id(l->ch, &l->id, NULL, RDMA_PS_TCP)) {
-		snprintf(err, XPORT_ERR_LEN, "cannot use the RDMA connection manager: %s (is the "
-			 "rdma_ucm module loaded? /dev/infiniband/rdma_cm)", strerror(errno));
+	if (cm_open(&l->ch, &l->id, err) < 0)
 		goto fail;
-	}
 	if (rdma_bind_addr(l->id, ai->ai_addr)) {
 		snprintf(err, XPORT_ERR_LEN, errno == EADDRINUSE ?
 			 "RDMA CM port %u on %s is taken (another --rdma-cm server?): pick another -p" :
@@ -348,12 +355,8 @@ int verbs_cm_connect(void *qp, const char *addr, const char *src, uint16_t port,
 			 "numeric address", addr);
 		goto out;
 	}
-	q->cm_channel = rdma_create_event_channel();
-	if (!q->cm_channel || rdma_create_id(q->cm_channel, &q->cm_id, NULL, RDMA_PS_TCP)) {
-		snprintf(err, XPORT_ERR_LEN, "cannot use the RDMA connection manager: %s (is the "
-			 "rdma_ucm module loaded? /dev/infiniband/rdma_cm)", strerror(errno));
+	if (cm_open(&q->cm_channel, &q->cm_id, err) < 0)
 		goto out;
-	}
 	if (rdma_resolve_addr(q->cm_id, from ? from->ai_addr : NULL, dst->ai_addr, timeout_ms)) {
 		snprintf(err, XPORT_ERR_LEN, "cannot resolve an RDMA address for %s: %s", addr,
 			 strerror(errno));
