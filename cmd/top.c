@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "report.h"
@@ -431,6 +432,18 @@ static int run_batch(struct top_state *st)
 	return EXIT_OK;
 }
 
+/* Counter files stay open between samples (a host with 16 ports has
+ * over 1,600): allow what the hard limit allows, as a soft limit. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int cmd_top(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
@@ -467,11 +480,14 @@ int cmd_top(int argc, char **argv, const struct global_opts *gin)
 	if (!o.json && !o.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		o.batch = true;
 	o.ctr.history = !o.json && !o.batch;
+	raise_fd_limit();
+	/* Without the cache (no memory) every file is opened each sample. */
+	o.ctr.cache = ctr_cache_new();
 	if (top_sample(&st) < 0)
-		return runtime_error("top", "%s", st.err);
-	rc = check_names(&st);
-	if (!rc)
+		rc = runtime_error("top", "%s", st.err);
+	else if (!(rc = check_names(&st)))
 		rc = o.json || o.batch ? run_batch(&st) : top_tui(&st);
 	top_state_free(&st);
+	ctr_cache_free(o.ctr.cache);
 	return rc;
 }

@@ -237,7 +237,8 @@ static void pma_fix_widths(struct ctr_set *s, size_t first)
 	}
 }
 
-int ctr_read_dir(const char *dir, enum ctr_src src, struct ctr_set *set)
+int ctr_read_dir(struct ctr_cache *cache, const char *dir, enum ctr_src src,
+		 struct ctr_set *set)
 {
 	char buf[SMALL_FILE];
 	size_t first = set->n;
@@ -256,7 +257,8 @@ int ctr_read_dir(const char *dir, enum ctr_src src, struct ctr_set *set)
 		/* Unreadable (EINVAL, EOPNOTSUPP from the driver) or not a number
 		 * ("N/A (no PMA)"): absent, as node_exporter treats it.  Opened
 		 * relative to the directory: no path walk per counter. */
-		if (read_small_at(dirfd(d), e->d_name, buf, sizeof(buf)) < 0 ||
+		if (ctr_cache_read(cache, dirfd(d), dir, e->d_name, e->d_ino, buf,
+				   sizeof(buf)) < 0 ||
 		    !ctr_parse_value(buf, &v))
 			continue;
 		if (!ctr_set_add(set, src, e->d_name, v)) {
@@ -385,7 +387,7 @@ static int read_device(const struct ctr_opts *o, const char *root, const char *d
 
 	pathf(ddir, sizeof(ddir), "%s/class/infiniband/%s", root, dev);
 	pathf(sub, sizeof(sub), "%s/hw_counters", ddir);
-	if (ctr_read_dir(sub, CTR_SRC_HW_DEV, &devset) < 0)
+	if (ctr_read_dir(o->cache, sub, CTR_SRC_HW_DEV, &devset) < 0)
 		return -1;
 	pathf(pdir, sizeof(pdir), "%s/ports", ddir);
 	d = opendir(pdir);
@@ -413,10 +415,10 @@ static int read_device(const struct ctr_opts *o, const char *root, const char *d
 		pathf(sub, sizeof(sub), "%s/%ld", pdir, n);
 		port_attrs(root, sub, p);
 		pathf(sub, sizeof(sub), "%s/%ld/counters", pdir, n);
-		rc = ctr_read_dir(sub, CTR_SRC_PMA, &p->set);
+		rc = ctr_read_dir(o->cache, sub, CTR_SRC_PMA, &p->set);
 		pathf(sub, sizeof(sub), "%s/%ld/hw_counters", pdir, n);
 		if (!rc)
-			rc = ctr_read_dir(sub, CTR_SRC_HW_PORT, &p->set);
+			rc = ctr_read_dir(o->cache, sub, CTR_SRC_HW_PORT, &p->set);
 		if (!rc)
 			rc = copy_set(&p->set, &devset);
 		if (!rc && o->port_ethtool && p->netdev[0])
@@ -452,7 +454,8 @@ static int read_rdma(const struct ctr_opts *o, const char *root, struct ctr_snap
 
 /* --- interfaces asked for by name ------------------------------------------ */
 
-static int read_iface(const char *root, const char *ifname, struct ctr_snapshot *s)
+static int read_iface(const struct ctr_opts *o, const char *root, const char *ifname,
+		      struct ctr_snapshot *s)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32], speed[32];
 	struct ctr_port *p;
@@ -476,7 +479,7 @@ static int read_iface(const char *root, const char *ifname, struct ctr_snapshot 
 	if (read_line(path, speed, sizeof(speed)) && atol(speed) > 0)
 		p->rate_gbps = atol(speed) / 1000.0;
 	pathf(path, sizeof(path), "%s/statistics", dir);
-	if (ctr_read_dir(path, CTR_SRC_NETDEV, &p->set) < 0 || port_ethtool(p) < 0)
+	if (ctr_read_dir(o->cache, path, CTR_SRC_NETDEV, &p->set) < 0 || port_ethtool(p) < 0)
 		return -1;
 	ctr_set_sort(&p->set);
 	return 0;
@@ -589,7 +592,7 @@ int ctr_sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size
 	if (read_rdma(o, root, s) < 0)
 		goto oom;
 	for (size_t i = 0; i < o->nifaces; i++)
-		if (read_iface(root, o->ifaces[i], s) < 0)
+		if (read_iface(o, root, o->ifaces[i], s) < 0)
 			goto oom;
 	if (s->nports > 1)
 		qsort(s->ports, s->nports, sizeof(*s->ports), port_cmp);
@@ -601,6 +604,7 @@ int ctr_sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size
 	}
 	if (read_engines(o, s) < 0)
 		goto oom;
+	ctr_cache_sweep(o->cache);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory reading counters");

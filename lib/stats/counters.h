@@ -12,9 +12,11 @@
  *   host ECN    PROC/net/netstat IpExt InNoECTPkts InECT1Pkts InECT0Pkts InCEPkts;
  *   soft engine not yet: ctr_sample() leaves engines empty (see struct ctr_engine).
  *
- * Every directory is enumerated at every sample and every file re-opened:
- * names differ by driver and kernel version (some contain spaces), counters
- * appear when features are enabled, and devices come and go.  Names are
+ * Every directory is enumerated at every sample and every file read anew
+ * (re-opened, or kept open with ctr_opts.cache and re-opened when its
+ * directory entry changes): names differ by driver and kernel version (some
+ * contain spaces), counters appear when features are enabled, and devices
+ * come and go.  Names are
  * kept verbatim (trailing blanks trimmed).  `lifespan` (a setting) and
  * values that are not decimal numbers ("N/A (no PMA)") are skipped.
  *
@@ -27,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define CTR_SYSFS_ROOT "/sys"
@@ -153,7 +156,27 @@ struct ctr_opts {
 	 */
 	bool port_ethtool;
 	bool history;
+	/* Counter files kept open between samples (ctr_cache_new); NULL: each
+	 * file is opened, read and closed at every sample. */
+	struct ctr_cache *cache;
 };
+
+/*
+ * The open-file cache of counters_cache.c.  Each sample still enumerates
+ * every directory; a file whose directory entry names another inode than
+ * the one kept open (replaced, device re-created), or whose read fails, is
+ * opened afresh; files not seen in a sample are closed after it.
+ */
+struct ctr_cache;
+struct ctr_cache *ctr_cache_new(void);
+void ctr_cache_free(struct ctr_cache *c);
+/* NAME in directory DIR (open as dirfd) whose entry has inode `ino`, read
+ * from offset 0 into buf (NUL-terminated); the byte count, or -1. */
+ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const char *name,
+		       ino_t ino, char *buf, size_t cap);
+/* Ends a sample: closes the files it did not read. */
+void ctr_cache_sweep(struct ctr_cache *c);
+size_t ctr_cache_open_files(const struct ctr_cache *c);
 
 /* Whether port netdevs' ethtool stats belong with this sysfs root. */
 bool ctr_opts_default_ethtool(const char *sysfs_root);
@@ -229,8 +252,10 @@ bool ctr_port_pfc(const struct ctr_port *p, struct ctr_pfc *out);
 
 /* A counter file's value: false for "N/A (no PMA)" and other non-numbers. */
 bool ctr_parse_value(const char *text, uint64_t *out);
-/* Adds every counter file of `dir` (skipping `lifespan`). -1: out of memory. */
-int ctr_read_dir(const char *dir, enum ctr_src src, struct ctr_set *set);
+/* Adds every counter file of `dir` (skipping `lifespan`), through `cache`
+ * when not NULL. -1: out of memory. */
+int ctr_read_dir(struct ctr_cache *cache, const char *dir, enum ctr_src src,
+		 struct ctr_set *set);
 /* IpExt ECN counters of PROC/net/netstat; -1 with errno when unreadable. */
 int ctr_read_netstat(const char *proc_root, struct ctr_set *set);
 /* ethtool -S of IFACE in the caller's network namespace: 0 (no stats is

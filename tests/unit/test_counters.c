@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -358,10 +359,10 @@ static void put_file(const char *path, const char *text)
 	rename(tmp, path);	/* a new file, as a re-created device would have */
 }
 
-static void scratch_tree(struct unit *u)
+static void scratch_tree_with(struct unit *u, struct ctr_cache *cache)
 {
 	char root[] = "/tmp/rdmakit-counters-XXXXXX", path[PATH_MAX], cmd[PATH_MAX + 16];
-	struct ctr_opts o = { 0 };
+	struct ctr_opts o = { .cache = cache };
 	struct ctr_snapshot a, b, c;
 	const struct ctr_port *p;
 	char err[256];
@@ -424,6 +425,129 @@ static void scratch_tree(struct unit *u)
 	ctr_snapshot_free(&a);
 	ctr_snapshot_free(&b);
 	ctr_snapshot_free(&c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_EQ(u, system(cmd), 0);
+}
+
+static void scratch_tree(struct unit *u)
+{
+	scratch_tree_with(u, NULL);
+}
+
+/* The same changes through the open-file cache: nothing stale. */
+static void scratch_tree_cached(struct unit *u)
+{
+	struct ctr_cache *cache = ctr_cache_new();
+
+	CHECK(u, cache != NULL);
+	scratch_tree_with(u, cache);
+	/* dev_a's files were closed when it went; dev_b's one file is open. */
+	CHECK_EQ(u, ctr_cache_open_files(cache), 1);
+	ctr_cache_free(cache);
+}
+
+static void write_in_place(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "r+");
+
+	if (!f)
+		return;
+	fputs(text, f);	/* same inode, as a sysfs attribute's value changes */
+	fclose(f);
+}
+
+static uint64_t sample_value(struct unit *u, struct ctr_opts *o, const char *dev,
+			     const char *name)
+{
+	struct ctr_snapshot s;
+	const struct ctr_port *p;
+	uint64_t v = UINT64_MAX;
+	char err[256];
+
+	CHECK_EQ(u, ctr_sample(o, &s, err, sizeof(err)), 0);
+	p = port(&s, dev, 1);
+	if (p && ctr_find(&p->set, CTR_SRC_HW_PORT, name))
+		v = ctr_find(&p->set, CTR_SRC_HW_PORT, name)->value;
+	ctr_snapshot_free(&s);
+	return v;
+}
+
+/*
+ * Kept-open files: a value rewritten in place, a file renamed over, a
+ * device removed and re-created under the same names, a counter removed;
+ * and a descriptor limit below the number of counters (the rest read
+ * uncached, every value still right).
+ */
+static void cache_follows_files(struct unit *u)
+{
+	char root[] = "/tmp/rdmakit-cache-XXXXXX", dir[PATH_MAX], path[PATH_MAX + 64],
+	     cmd[2 * PATH_MAX + 64];
+	struct ctr_opts o = { 0 };
+	struct rlimit old, low;
+	bool limited;
+
+	if (!mkdtemp(root)) {
+		CHECK(u, false);
+		return;
+	}
+	o.sysfs_root = root;
+	o.proc_root = root;
+	o.cache = ctr_cache_new();
+	snprintf(dir, sizeof(dir), "%s/class/infiniband/d0/ports/1/hw_counters", root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	CHECK_EQ(u, system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	put_file(path, "100\n");
+	snprintf(path, sizeof(path), "%s/b", dir);
+	put_file(path, "200\n");
+	CHECK_EQ(u, sample_value(u, &o, "d0", "a"), 100);
+	CHECK_EQ(u, ctr_cache_open_files(o.cache), 2);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	write_in_place(path, "101\n");
+	CHECK_EQ(u, sample_value(u, &o, "d0", "a"), 101);
+	put_file(path, "102\n");
+	CHECK_EQ(u, sample_value(u, &o, "d0", "a"), 102);
+	CHECK_EQ(u, ctr_cache_open_files(o.cache), 2);
+	/* The device goes and comes back: the old descriptors hold old inodes. */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/class/infiniband/d0' && mkdir -p '%s'", root, dir);
+	CHECK_EQ(u, system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	put_file(path, "7\n");
+	CHECK_EQ(u, sample_value(u, &o, "d0", "a"), 7);
+	CHECK_EQ(u, sample_value(u, &o, "d0", "b"), UINT64_MAX);
+	CHECK_EQ(u, ctr_cache_open_files(o.cache), 1);
+	/* More counters than descriptors allowed. */
+	limited = getrlimit(RLIMIT_NOFILE, &old) == 0;
+	low = old;
+	low.rlim_cur = 64 + 8 < old.rlim_max ? 64 + 8 : old.rlim_max;
+	if (limited && setrlimit(RLIMIT_NOFILE, &low) == 0) {
+		struct ctr_cache *small = ctr_cache_new();
+		struct ctr_opts so = o;
+
+		so.cache = small;
+		for (int i = 0; i < 40; i++) {
+			char text[32];
+
+			snprintf(path, sizeof(path), "%s/c%02d", dir, i);
+			snprintf(text, sizeof(text), "%d\n", 1000 + i);
+			put_file(path, text);
+		}
+		for (int round = 0; round < 2; round++) {
+			bool all = true;
+
+			for (int i = 0; i < 40; i += 13) {
+				char name[8];
+
+				snprintf(name, sizeof(name), "c%02d", i);
+				all &= sample_value(u, &so, "d0", name) == (uint64_t)(1000 + i);
+			}
+			CHECK(u, all);
+			CHECK(u, ctr_cache_open_files(small) <= 8);
+		}
+		ctr_cache_free(small);
+		setrlimit(RLIMIT_NOFILE, &old);
+	}
+	ctr_cache_free(o.cache);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK_EQ(u, system(cmd), 0);
 }
@@ -582,6 +706,8 @@ int main(void)
 	RUN(&u, rate_rules);
 	RUN(&u, device_filter);
 	RUN(&u, scratch_tree);
+	RUN(&u, scratch_tree_cached);
+	RUN(&u, cache_follows_files);
 	RUN(&u, netstat_by_name);
 	RUN(&u, semantic_map);
 	RUN(&u, pfc_names);
