@@ -176,7 +176,9 @@ ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const ch
 		       ino_t ino, char *buf, size_t cap);
 /* Ends a sample: closes the files it did not read. */
 void ctr_cache_sweep(struct ctr_cache *c);
+/* Files held open now; files opened to be kept since ctr_cache_new. */
 size_t ctr_cache_open_files(const struct ctr_cache *c);
+uint64_t ctr_cache_opens(const struct ctr_cache *c);
 
 /* Whether port netdevs' ethtool stats belong with this sysfs root. */
 bool ctr_opts_default_ethtool(const char *sysfs_root);

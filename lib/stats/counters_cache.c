@@ -10,7 +10,7 @@
  * device re-created) is opened anew; so is one whose read fails (a removed
  * sysfs attribute answers ENODEV).  A sysfs attribute read from offset 0
  * runs the driver's show() again, so the value is always current.  Files
- * not seen in a sample are closed at its end (ctr_cache_sweep).
+ * not read in a sample are closed at its end (ctr_cache_sweep).
  *
  * The table is keyed by "DIR/NAME"; it never holds more descriptors than
  * RLIMIT_NOFILE allows minus a reserve, and beyond that reads uncached.
@@ -33,13 +33,15 @@ struct cache_entry {
 	uint64_t hash;		/* key_hash() of the key */
 	ino_t ino;		/* of the directory entry when opened */
 	int fd;
-	bool seen;		/* read in the current sample */
+	unsigned gen;		/* the sample that last read it (ctr_cache.gen) */
 };
 
 struct ctr_cache {
 	struct cache_entry *slot;	/* open addressing, power-of-two size */
 	size_t nslots, used;
 	size_t max_fds;
+	unsigned gen;		/* the current sample; ctr_cache_sweep moves it on */
+	uint64_t opens;		/* files opened to be kept, ever */
 };
 
 static uint64_t key_hash(const char *dir, const char *name)
@@ -99,36 +101,28 @@ static struct cache_entry *find_slot(struct cache_entry *slot, size_t nslots, ui
 {
 	size_t i = (size_t)h & (nslots - 1);
 
-	while (slot[i].key && !key_equal(slot[i].key, dir, name))
+	while (slot[i].key && (slot[i].hash != h || !key_equal(slot[i].key, dir, name)))
 		i = (i + 1) & (nslots - 1);
 	return &slot[i];
 }
 
-/* Moves the entries read in this sample into a fresh table of `nslots`;
- * the others are closed.  No tombstones: this runs once per sample. */
-static int rebuild(struct ctr_cache *c, size_t nslots, bool keep_unseen)
+/* Rehashes every entry into a table of `nslots` (growing). */
+static int grow(struct ctr_cache *c, size_t nslots)
 {
 	struct cache_entry *n = calloc(nslots, sizeof(*n));
 
 	if (!n)
 		return -1;
-	c->used = 0;
 	for (size_t i = 0; i < c->nslots; i++) {
 		struct cache_entry *e = &c->slot[i], *d;
 
 		if (!e->key)
 			continue;
-		if (!e->seen && !keep_unseen) {
-			entry_close(e);
-			continue;
-		}
 		/* Keys are unique: the first free slot of the probe is its place. */
 		d = &n[(size_t)e->hash & (nslots - 1)];
 		while (d->key)
 			d = d == &n[nslots - 1] ? n : d + 1;
 		*d = *e;
-		d->seen = keep_unseen && e->seen;	/* a sweep starts the next sample */
-		c->used++;
 	}
 	free(c->slot);
 	c->slot = n;
@@ -136,17 +130,44 @@ static int rebuild(struct ctr_cache *c, size_t nslots, bool keep_unseen)
 	return 0;
 }
 
+/*
+ * Empties slot i of a linear-probing table without tombstones: later
+ * entries of the same probe run move back into the hole (Knuth's
+ * algorithm R), so lookups never stop early at it.
+ */
+static void remove_at(struct ctr_cache *c, size_t i)
+{
+	size_t mask = c->nslots - 1, j = i;
+
+	entry_close(&c->slot[i]);
+	c->used--;
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!c->slot[j].key)
+			break;
+		home = (size_t)c->slot[j].hash & mask;
+		/* Stays when its home lies cyclically in (i, j]. */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		c->slot[i] = c->slot[j];
+		c->slot[j].key = NULL;
+		i = j;
+	}
+}
+
 void ctr_cache_sweep(struct ctr_cache *c)
 {
-	if (!c || !c->nslots)
+	if (!c)
 		return;
-	if (rebuild(c, c->nslots, false) < 0) {
-		/* Out of memory: close everything rather than keep stale files. */
-		for (size_t i = 0; i < c->nslots; i++)
-			if (c->slot[i].key)
-				entry_close(&c->slot[i]);
-		c->used = 0;
-	}
+	/* remove_at moves entries into the slot being looked at (checked again
+	 * by the while), into later slots (checked later), or, where the probe
+	 * run wraps, from slots checked already into slots checked already. */
+	for (size_t i = 0; i < c->nslots; i++)
+		while (c->slot[i].key && c->slot[i].gen != c->gen)
+			remove_at(c, i);
+	c->gen++;
 }
 
 static ssize_t pread_all(int fd, char *buf, size_t cap)
@@ -186,14 +207,14 @@ ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const ch
 		return read_once(dirfd, name, buf, cap);
 	/* Keep the load under 1/2: grow before looking up. */
 	if ((c->used + 1) * 2 > c->nslots &&
-	    rebuild(c, c->nslots ? c->nslots * 2 : 256, true) < 0)
+	    grow(c, c->nslots ? c->nslots * 2 : 256) < 0)
 		return read_once(dirfd, name, buf, cap);
 	h = key_hash(dir, name);
 	e = find_slot(c->slot, c->nslots, h, dir, name);
 	if (e->key && e->ino == ino && e->fd >= 0) {
 		n = pread_all(e->fd, buf, cap);
 		if (n >= 0) {
-			e->seen = true;
+			e->gen = c->gen;
 			return n;
 		}
 	}
@@ -205,9 +226,10 @@ ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const ch
 		return read_once(dirfd, name, buf, cap);
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	c->opens++;
 	if (fd < 0) {
 		if (e->key)
-			e->seen = false;	/* dropped at the sweep */
+			e->gen = c->gen - 1;	/* dropped at the sweep */
 		return -1;
 	}
 	n = pread_all(fd, buf, cap);
@@ -231,7 +253,7 @@ ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const ch
 	}
 	e->fd = fd;
 	e->ino = ino;
-	e->seen = true;
+	e->gen = c->gen;
 	return n;
 }
 
@@ -242,4 +264,9 @@ size_t ctr_cache_open_files(const struct ctr_cache *c)
 	for (size_t i = 0; c && i < c->nslots; i++)
 		n += c->slot[i].key && c->slot[i].fd >= 0;
 	return n;
+}
+
+uint64_t ctr_cache_opens(const struct ctr_cache *c)
+{
+	return c ? c->opens : 0;
 }

@@ -265,10 +265,19 @@ void report_error(struct report *r, const char *fmt, ...)
 		json_array_append_new(json_object_get(r->doc, "errors"), json_string_lossy(msg));
 }
 
+static int write_unlocked(const char *buf, size_t size, void *data)
+{
+	return fwrite_unlocked(buf, 1, size, data) == size ? 0 : -1;
+}
+
 void report_emit(FILE *out, json_t *obj)
 {
-	json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	fputc('\n', out);
+	/* json_dumpf writes token by token through locking stdio calls, a
+	 * large share of top --json's CPU: lock once, write unlocked. */
+	flockfile(out);
+	json_dump_callback(obj, write_unlocked, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	putc_unlocked('\n', out);
+	funlockfile(out);
 	fflush(out);
 	json_decref(obj);
 }

@@ -552,6 +552,83 @@ static void cache_follows_files(struct unit *u)
 	CHECK_EQ(u, system(cmd), 0);
 }
 
+/*
+ * Hundreds of files coming and going over many samples: the table grows,
+ * sweeps remove entries from the middle of probe runs, and every value
+ * read is the file's current one.
+ */
+static void cache_churn(struct unit *u)
+{
+	enum { FILES = 600, ROUNDS = 12 };
+	char root[] = "/tmp/rdmakit-churn-XXXXXX", dir[PATH_MAX], path[PATH_MAX + 64],
+	     cmd[PATH_MAX + 16];
+	static int val[FILES];	/* -1: absent */
+	struct ctr_opts o = { 0 };
+	unsigned seed = 12345;
+	bool all_right = true, counts_right = true, opens_right = true;
+
+	if (!mkdtemp(root)) {
+		CHECK(u, false);
+		return;
+	}
+	o.sysfs_root = root;
+	o.proc_root = root;
+	o.cache = ctr_cache_new();
+	snprintf(dir, sizeof(dir), "%s/class/infiniband/d0/ports/1/hw_counters", root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	CHECK_EQ(u, system(cmd), 0);
+	for (int i = 0; i < FILES; i++)
+		val[i] = -1;
+	for (int round = 0; round < ROUNDS; round++) {
+		struct ctr_snapshot s;
+		const struct ctr_port *p;
+		size_t present = 0, replaced = 0;
+		uint64_t opens = ctr_cache_opens(o.cache);
+		char err[256];
+
+		for (int i = 0; i < FILES; i++) {
+			unsigned r = (seed = seed * 1103515245u + 12345u) >> 16;
+			char text[32];
+
+			snprintf(path, sizeof(path), "%s/ctr_%d", dir, i);
+			if (r % 4 == 0 && val[i] >= 0) {
+				unlink(path);
+				val[i] = -1;
+			} else if (r % 4 == 1) {
+				val[i] = (int)(r % 100000);
+				snprintf(text, sizeof(text), "%d\n", val[i]);
+				put_file(path, text);
+				replaced++;
+			}
+			present += val[i] >= 0;
+		}
+		CHECK_EQ(u, ctr_sample(&o, &s, err, sizeof(err)), 0);
+		p = port(&s, "d0", 1);
+		for (int i = 0; p && i < FILES; i++) {
+			char name[32];
+			const struct ctr_counter *k;
+
+			snprintf(name, sizeof(name), "ctr_%d", i);
+			k = ctr_find(&p->set, CTR_SRC_HW_PORT, name);
+			if (val[i] < 0 ? k != NULL : !k || k->value != (uint64_t)val[i])
+				all_right = false;
+		}
+		if (!p || p->set.n != present || ctr_cache_open_files(o.cache) != present)
+			counts_right = false;
+		/* Only new and replaced files are opened: a lookup that misses a
+		 * kept file (a broken probe run) would open it again. */
+		if (ctr_cache_opens(o.cache) - opens != replaced)
+			opens_right = false;
+		ctr_snapshot_free(&s);
+	}
+	CHECK(u, all_right);
+	CHECK(u, counts_right);
+	CHECK(u, opens_right);
+	ctr_cache_free(o.cache);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_EQ(u, system(cmd), 0);
+}
+
 static void netstat_by_name(struct unit *u)
 {
 	char root[] = "/tmp/rdmakit-netstat-XXXXXX", path[PATH_MAX], cmd[PATH_MAX + 16];
@@ -708,6 +785,7 @@ int main(void)
 	RUN(&u, scratch_tree);
 	RUN(&u, scratch_tree_cached);
 	RUN(&u, cache_follows_files);
+	RUN(&u, cache_churn);
 	RUN(&u, netstat_by_name);
 	RUN(&u, semantic_map);
 	RUN(&u, pfc_names);
