@@ -86,7 +86,10 @@ static json_t *u64_json(uint64_t v)
 
 static json_t *counter_json(const struct ctr_counter *c)
 {
-	json_t *o = json_pack("{s:o, s:o}", "value", u64_json(c->value), "rate", num_or_null(c->rate));
+	json_t *o = json_object();	/* not json_pack: this runs for every counter */
+
+	json_object_set_new(o, "value", u64_json(c->value));
+	json_object_set_new(o, "rate", num_or_null(c->rate));
 
 	if (c->flags & CTR_F_RESET)
 		json_object_set_new(o, "reset", json_true());

@@ -99,7 +99,7 @@ enum ctr_meaning ctr_meaning_of(enum ctr_src src, const char *name)
 	if (src == CTR_SRC_HW_DEV)
 		src = CTR_SRC_HW_PORT;
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (map[i].src == src && !strcmp(map[i].name, name))
+		if (map[i].src == src && map[i].name[0] == name[0] && !strcmp(map[i].name, name))
 			return map[i].meaning;
 	return CTR_M_NONE;
 }

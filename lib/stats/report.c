@@ -265,19 +265,47 @@ void report_error(struct report *r, const char *fmt, ...)
 		json_array_append_new(json_object_get(r->doc, "errors"), json_string_lossy(msg));
 }
 
-static int write_unlocked(const char *buf, size_t size, void *data)
+/* The text of one NDJSON line, grown as jansson hands over its tokens. */
+struct text_buf {
+	char *p;
+	size_t len, cap;
+};
+
+static int append_text(const char *buf, size_t size, void *data)
 {
-	return fwrite_unlocked(buf, 1, size, data) == size ? 0 : -1;
+	struct text_buf *t = data;
+
+	if (t->len + size > t->cap) {
+		size_t ncap = t->cap ? t->cap : 4096;
+		char *np;
+
+		while (ncap < t->len + size)
+			ncap *= 2;
+		np = realloc(t->p, ncap);
+		if (!np)
+			return -1;
+		t->p = np;
+		t->cap = ncap;
+	}
+	memcpy(t->p + t->len, buf, size);
+	t->len += size;
+	return 0;
 }
 
 void report_emit(FILE *out, json_t *obj)
 {
-	/* json_dumpf writes token by token through locking stdio calls, a
-	 * large share of top --json's CPU: lock once, write unlocked. */
-	flockfile(out);
-	json_dump_callback(obj, write_unlocked, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	putc_unlocked('\n', out);
-	funlockfile(out);
+	/* json_dumpf writes token by token through stdio, a large share of
+	 * top --json's CPU: gather the line, then write it at once. */
+	struct text_buf t = { 0 };
+
+	if (json_dump_callback(obj, append_text, &t, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+	    append_text("\n", 1, &t) == 0) {
+		fwrite(t.p, 1, t.len, out);
+	} else {	/* out of memory for the line: write it piece by piece */
+		json_dumpf(obj, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		fputc('\n', out);
+	}
+	free(t.p);
 	fflush(out);
 	json_decref(obj);
 }
