@@ -325,6 +325,55 @@ print("ok")' "$before" "$output"
 	assert_output --partial nosuchdev
 }
 
+@test "lab: rdmakit top on rxe0's real sysfs: every hw counter, verbatim, moving with perftest traffic" {
+	boot_lab
+	pair_ok top_traffic
+	result top_rxe
+	[[ $status -eq 0 ]] || fail "top exited $status: $(cat "$LAB/results/top_rxe.err")"
+	result top_counters_before
+	assert_success
+	result top_counters_after
+	assert_success
+	# Names from the guest's own listing of hw_counters; values bounded by
+	# the readings before and after; each rate the change of its value
+	# over interval_s; traffic seen while perftest ran.
+	run python3 - "$LAB/results" <<'PY'
+import json, sys
+r = sys.argv[1]
+def listing(name):
+    return {l.split()[0]: int(l.split()[1]) for l in open(f"{r}/{name}.out")
+            if len(l.split()) == 2 and l.split()[1].isdigit()}
+before, after = listing("top_counters_before"), listing("top_counters_after")
+rows = [json.loads(l) for l in open(f"{r}/top_rxe.out")]
+assert len(rows) == 7, len(rows)
+moved = False
+prev = None
+for row in rows:
+    assert [(p["device"], p["port"]) for p in row["ports"]] == [("rxe0", 1)], row["ports"]
+    p = row["ports"][0]
+    assert p["netdev"] == "dummy0" and p["state"] == "ACTIVE" and p["link_layer"] == "Ethernet", p
+    c = p["counters"]
+    want = set(before) - {"lifespan"}
+    assert want <= set(c), sorted(want - set(c))
+    for n in want:
+        assert before[n] <= c[n]["value"] <= after[n], (n, before[n], c[n], after[n])
+    if prev:
+        for n in ("sent_pkts", "rcvd_pkts"):
+            d = c[n]["value"] - prev[n]["value"]
+            assert d >= 0, (n, d)
+            assert abs(c[n]["rate"] * row["interval_s"] - d) <= 0.01 * d + 1, (n, c[n], d, row["interval_s"])
+        moved |= c["sent_pkts"]["rate"] > 0 and (p["tx_mpps"] or 0) > 0 and (p["rx_mpps"] or 0) > 0
+    prev = c
+assert moved, "no sample saw rxe0 send while ib_write_bw ran"
+print("ok", after["sent_pkts"] - before["sent_pkts"])
+PY
+	assert_success
+	assert_line --partial ok
+	result top_rxe_batch
+	assert_success
+	assert_output --regexp 'rxe0/1 +dummy0 +ACTIVE'
+}
+
 # ---------------------------------------------------------------------------------
 # tap: the guest's rxe on the wire, captured on the host's bridge
 

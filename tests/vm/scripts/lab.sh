@@ -117,4 +117,16 @@ if [ "$verbs" = 1 ]; then
 	check rdmakit_no_dev rdmakit bw --engine verbs -d nosuchdev --loopback -n 5
 fi
 check rxe_counters rxe_counters
+
+# rdmakit top on a real RDMA device: rxe0's sysfs counters sampled every
+# second while perftest moves traffic, with the counters before and after.
+check top_counters_before rxe_counters
+timeout 60 rdmakit top --json -d 1 -n 7 "$DEV" >"$R/top_rxe.out" 2>"$R/top_rxe.err" &
+top_pid=$!
+sleep 1.5
+pair top_traffic ib_write_bw -d "$DEV" -x "$GIDX" -s 65536 -D 3
+wait "$top_pid"
+echo $? >"$R/top_rxe.rc"
+check top_counters_after rxe_counters
+check top_rxe_batch rdmakit top -b -n 1 "$DEV"
 exit 0
