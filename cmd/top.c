@@ -120,8 +120,42 @@ static json_t *pfc_json(const struct ctr_port *p)
 		json_array_append_new(rxr, r ? num_or_null(pfc.rx_rate[i]) : json_null());
 		json_array_append_new(txr, t ? num_or_null(pfc.tx_rate[i]) : json_null());
 	}
-	return json_pack("{s:o, s:o, s:o, s:o}", "rx_pause", rx, "tx_pause", tx,
-			 "rx_pause_rate", rxr, "tx_pause_rate", txr);
+	return json_pack("{s:s, s:o, s:o, s:o, s:o}", "source", pfc.source, "rx_pause", rx,
+			 "tx_pause", tx, "rx_pause_rate", rxr, "tx_pause_rate", txr);
+}
+
+/* DCB PFC settings of the port's netdev; its counters are added later. */
+static json_t *dcb_json(const struct ctr_port *p)
+{
+	json_t *en;
+
+	if (!p->dcb_known)
+		return NULL;
+	en = json_array();
+	for (int i = 0; i < CTR_PFC_PRIOS; i++)
+		if (p->pfc_en & (1u << i))
+			json_array_append_new(en, json_integer(i));
+	return json_pack("{s:i, s:o, s:o}", "pfc_cap", p->pfc_cap, "pfc_enabled", en,
+			 "counters", json_object());
+}
+
+static json_t *pause_json(const struct ctr_port *p)
+{
+	if (!p->pause_known)
+		return NULL;
+	return json_pack("{s:b, s:b, s:b, s:o}", "autoneg", p->pause_autoneg, "rx", p->pause_rx,
+			 "tx", p->pause_tx, "counters", json_object());
+}
+
+/* The object a counter of this source belongs in. */
+static json_t *counters_of(enum ctr_src src, json_t *ctrs, json_t *eth, json_t *dcb, json_t *pause)
+{
+	switch (src) {
+	case CTR_SRC_ETHTOOL: return eth;
+	case CTR_SRC_DCB: return dcb ? json_object_get(dcb, "counters") : NULL;
+	case CTR_SRC_PAUSE: return pause ? json_object_get(pause, "counters") : NULL;
+	default: return ctrs;
+	}
 }
 
 /* rx_gbps etc. from the port's traffic meanings. */
@@ -154,6 +188,7 @@ static void traffic_json(json_t *o, const struct ctr_port *p)
 static json_t *port_json(const struct ctr_port *p)
 {
 	json_t *o = json_object(), *sem = json_object(), *ctrs = json_object(), *eth = json_object();
+	json_t *dcb = dcb_json(p), *pause = pause_json(p);
 
 	json_object_set_new(o, "device", str_or_null(p->device));
 	json_object_set_new(o, "port", p->device[0] ? json_integer(p->port) : json_null());
@@ -175,9 +210,11 @@ static json_t *port_json(const struct ctr_port *p)
 	json_object_set_new(o, "semantic", sem);
 	for (size_t i = 0; i < p->set.n; i++) {
 		const struct ctr_counter *c = &p->set.c[i];
-		json_t *dst = c->src == CTR_SRC_ETHTOOL ? eth : ctrs;
+		json_t *dst = counters_of((enum ctr_src)c->src, ctrs, eth, dcb, pause);
 		char key[160];
 
+		if (!dst)
+			continue;
 		snprintf(key, sizeof(key), "%s", c->name);
 		/* A device-level counter named like one of the port's. */
 		if (json_object_get(dst, key))
@@ -188,6 +225,12 @@ static json_t *port_json(const struct ctr_port *p)
 	json_object_set_new(o, "ethtool", eth);
 	if (p->ethtool_error[0])
 		json_object_set_new(o, "ethtool_error", json_string(p->ethtool_error));
+	json_object_set_new(o, "dcb", dcb ? dcb : json_null());
+	if (p->dcb_error[0])
+		json_object_set_new(o, "dcb_error", json_string(p->dcb_error));
+	json_object_set_new(o, "pause", pause ? pause : json_null());
+	if (p->pause_error[0])
+		json_object_set_new(o, "pause_error", json_string(p->pause_error));
 	json_object_set_new(o, "pfc", pfc_json(p));
 	json_object_set_new(o, "new", json_boolean(p->is_new));
 	return o;
@@ -269,6 +312,16 @@ static void print_counters(FILE *out, const struct ctr_port *p, bool totals)
 	}
 	if (p->ethtool_error[0])
 		fprintf(out, "  (no ethtool statistics: %s)\n", p->ethtool_error);
+	if (p->dcb_known)
+		fprintf(out, "  (DCB: pfc_cap %u, PFC enabled on priorities 0x%02x)\n", p->pfc_cap,
+			p->pfc_en);
+	else if (p->dcb_error[0])
+		fprintf(out, "  (no DCB PFC: %s)\n", p->dcb_error);
+	if (p->pause_known)
+		fprintf(out, "  (pause: autoneg %s, rx %s, tx %s)\n", p->pause_autoneg ? "on" : "off",
+			p->pause_rx ? "on" : "off", p->pause_tx ? "on" : "off");
+	else if (p->pause_error[0])
+		fprintf(out, "  (no pause statistics: %s)\n", p->pause_error);
 }
 
 static void print_table(struct report *r, const struct top_state *st)
@@ -347,6 +400,13 @@ static void print_text(const struct top_state *st)
 /* --- the command ----------------------------------------------------------------- */
 
 /* `deflt` names the usual mount point, the fix when DIR is wrong. */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int check_dir(const char *opt, const char *dir, const char *deflt)
 {
 	struct stat st;
@@ -477,6 +537,13 @@ int cmd_top(int argc, char **argv, const struct global_opts *gin)
 	o.ctr.ifaces = o.ifaces;
 	o.ctr.nifaces = o.nifaces;
 	o.ctr.port_ethtool = ctr_opts_default_ethtool(o.ctr.sysfs_root);
+	/* Tests: DCB and pause replies recorded in files (see the man page). */
+	o.ctr.netlink_replay = getenv("RDMAKIT_NETLINK_REPLAY");
+	if (o.ctr.netlink_replay && !*o.ctr.netlink_replay)
+		o.ctr.netlink_replay = NULL;
+	if (o.ctr.netlink_replay && !is_dir(o.ctr.netlink_replay))
+		return runtime_error("top", "RDMAKIT_NETLINK_REPLAY=%s: not a directory; unset it to "
+				     "ask the kernel", o.ctr.netlink_replay);
 	if (gethostname(st.host, sizeof(st.host) - 1) < 0)
 		snprintf(st.host, sizeof(st.host), "?");
 	/* The live screen needs a terminal on both ends; otherwise batch. */

@@ -369,23 +369,36 @@ static void draw_detail(struct tui *t)
 	put(2, 0, line);
 	attroff(A_BOLD);
 	if (ctr_port_pfc(p, &pfc)) {
-		size_t len = (size_t)snprintf(line, sizeof(line), " PFC pause rx/tx%s:",
-					      t->totals ? "" : " per s");
+		size_t len = (size_t)snprintf(line, sizeof(line), " PFC pause rx/tx%s (%s):",
+					      t->totals ? "" : " per s", pfc.source);
 
 		for (int i = 0; i < CTR_PFC_PRIOS && len < sizeof(line); i++) {
 			char a[16], b[16];
 
 			if (!((pfc.rx_known | pfc.tx_known) & (1u << i)))
 				continue;
+			/* DCB counts all eight: show the enabled and the moving ones. */
+			if (!strcmp(pfc.source, "dcb") && !(p->pfc_en & (1u << i)) &&
+			    !pfc.rx[i] && !pfc.tx[i])
+				continue;
 			top_si(t->totals ? (double)pfc.rx[i] : pfc.rx_rate[i], a, sizeof(a));
 			top_si(t->totals ? (double)pfc.tx[i] : pfc.tx_rate[i], b, sizeof(b));
 			len += (size_t)snprintf(line + len, sizeof(line) - len, " prio%d %s/%s", i, a, b);
 		}
 	} else {
+		const char *why = p->dcb_error[0] ? p->dcb_error : p->ethtool_error;
+
 		snprintf(line, sizeof(line), " PFC: no per-priority pause counters%s%s",
-			 p->ethtool_error[0] ? " (" : "", p->ethtool_error);
-		if (p->ethtool_error[0])
+			 why[0] ? " (" : "", why);
+		if (why[0])
 			strncat(line, ")", sizeof(line) - strlen(line) - 1);
+	}
+	if (p->pause_known) {
+		size_t len = strlen(line);
+
+		snprintf(line + len, sizeof(line) - len, "  | pause autoneg %s rx %s tx %s",
+			 p->pause_autoneg ? "on" : "off", p->pause_rx ? "on" : "off",
+			 p->pause_tx ? "on" : "off");
 	}
 	put(3, 0, line);
 	for (size_t i = 0; i < p->set.n; i++)

@@ -92,13 +92,24 @@ static enum ctr_meaning col_meaning(enum top_col c)
 	}
 }
 
-/* Sum of the pause counters of all priorities, or false when unknown. */
+/*
+ * Sum of the PFC pause counters of all priorities; without any, the
+ * link-level pause frames (ethtool netlink); false when neither is known.
+ */
 static bool pause_sums(const struct ctr_port *p, double rx_tx[2], bool totals)
 {
+	const struct ctr_counter *rx, *tx;
 	struct ctr_pfc pfc;
 
-	if (!ctr_port_pfc(p, &pfc))
-		return false;
+	if (!ctr_port_pfc(p, &pfc)) {
+		rx = ctr_find(&p->set, CTR_SRC_PAUSE, "rx_pause_frames");
+		tx = ctr_find(&p->set, CTR_SRC_PAUSE, "tx_pause_frames");
+		if (!rx && !tx)
+			return false;
+		rx_tx[0] = !rx ? NAN : totals ? (double)rx->value : rx->rate;
+		rx_tx[1] = !tx ? NAN : totals ? (double)tx->value : tx->rate;
+		return true;
+	}
 	rx_tx[0] = rx_tx[1] = 0;
 	for (int i = 0; i < CTR_PFC_PRIOS; i++) {
 		if (pfc.rx_known & (1u << i))

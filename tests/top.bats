@@ -167,6 +167,68 @@ print("ok")'
 	assert_output ok
 }
 
+@test "--json: DCB PFC per priority and ethtool pause statistics from recorded netlink replies" {
+	swap_samples_in_background
+	RDMAKIT_NETLINK_REPLAY=$CUR/netlink run --separate-stderr "$RDMAKIT" top --json -n 1 -d 1.5 \
+		--sysfs-root "$CUR/sys" --proc-root "$CUR/proc"
+	wait
+	assert_success
+	run json_eval '
+dt = d["interval_s"]
+ports = {p["device"]: p for p in d["ports"]}
+def close(a, b): return abs(a - b) <= 1e-6 * max(1, abs(b))
+m = ports["mlx5_0"]
+assert m["dcb"]["pfc_cap"] == 8 and m["dcb"]["pfc_enabled"] == [3], m["dcb"]
+dc = m["dcb"]["counters"]
+assert sorted(dc) == sorted([f"requests[{i}]" for i in range(8)] + [f"indications[{i}]" for i in range(8)])
+assert dc["requests[3]"]["value"] == 121500 and close(dc["requests[3]"]["rate"], 1500 / dt)
+assert dc["indications[3]"]["value"] == 45600 and close(dc["indications[3]"]["rate"], 600 / dt)
+# PFC from DCB: requests are sent (tx), indications received (rx).
+f = m["pfc"]
+assert f["source"] == "dcb" and f["tx_pause"][3] == 121500 and f["rx_pause"][3] == 45600, f
+assert close(f["tx_pause_rate"][3], 1500 / dt) and f["tx_pause_rate"][0] == 0
+assert m["pause"] == {"autoneg": False, "rx": False, "tx": False, "counters": {
+    "rx_pause_frames": {"value": 0, "rate": 0.0}, "tx_pause_frames": {"value": 0, "rate": 0.0}}}
+assert "dcb_error" not in m and "pause_error" not in m
+# ice under irdma: PFC on 3 and 4; pause settings without statistics.
+i = ports["irdma0"]
+assert i["dcb"]["pfc_enabled"] == [3, 4] and i["pfc"]["tx_pause"][3:5] == [9250, 100]
+assert close(i["pfc"]["rx_pause_rate"][3], 40 / dt)
+assert i["pause"] == {"autoneg": True, "rx": True, "tx": True, "counters": {}}, i["pause"]
+# virtio under rxe: neither, and why.
+r = ports["rxe0"]
+assert r["dcb"] is None and r["pause"] is None and r["pfc"] is None
+assert r["dcb_error"] == "enp0s8: DCB: Operation not supported", r["dcb_error"]
+assert r["pause_error"] == "enp0s8: pause statistics: Operation not supported"
+# bnxt_re0 appeared: values without rates.
+b = ports["bnxt_re0"]
+assert b["pause"]["counters"]["tx_pause_frames"] == {"value": 12, "rate": None}
+assert b["pfc"]["tx_pause"][3] == 31 and b["pfc"]["tx_pause_rate"][3] is None
+# No netdev (InfiniBand mlx4): nothing asked.
+x = ports["mlx4_0"]
+assert x["dcb"] is None and "dcb_error" not in x
+print("ok")'
+	assert_output ok
+}
+
+@test "batch: the pause column sums PFC priorities from DCB; -v says why DCB or pause is missing" {
+	RDMAKIT_NETLINK_REPLAY=$FX/sample1/netlink run --separate-stderr "$RDMAKIT" top -b -n 1 -t -v \
+		"${S1[@]}" mlx5_0 rxe0 irdma0
+	assert_success
+	assert_line --regexp '^ mlx5_0/1 +ens1f0np0 +ACTIVE .* 45k/120k '
+	assert_line --regexp '^ irdma0/1 +ens2f0 .* 700/9.1k '
+	assert_line --regexp '^ rxe0/1 +enp0s8 .* - +'
+	assert_line --regexp '^  requests\[3\] +dcb +120000'
+	assert_line '  (DCB: pfc_cap 8, PFC enabled on priorities 0x08)'
+	assert_line '  (pause: autoneg off, rx off, tx off)'
+	assert_line '  (no DCB PFC: enp0s8: DCB: Operation not supported)'
+	assert_line '  (no pause statistics: enp0s8: pause statistics: Operation not supported)'
+	# A replay directory that is not one: exit 3 naming it and the fix.
+	RDMAKIT_NETLINK_REPLAY=$FX/make-fixtures.py run --separate-stderr "$RDMAKIT" top -b -n 1 "${S1[@]}"
+	assert_one_line_error 3 'RDMAKIT_NETLINK_REPLAY='
+	[[ $stderr == *'not a directory; unset it'* ]] || fail "no fix named: $stderr"
+}
+
 @test "DEVICE and DEVICE/PORT operands filter the ports" {
 	run --separate-stderr "$RDMAKIT" top --json -n 1 -d 0.02 "${S1[@]}" mlx5_0 rxe0/1
 	assert_success
@@ -291,8 +353,20 @@ assert p["device"] is None and p["netdev"] == sys.argv[3], p["netdev"]
 assert p["counters"]["rx_packets"]["value"] >= 290, p["counters"]["rx_packets"]
 assert "peer_ifindex" in p["ethtool"], sorted(p["ethtool"])
 assert any(l["ports"][0]["rx_mpps"] > 0 for l in lines)
+# The kernel asked over netlink: veth has neither DCB ops nor pause
+# parameters (as dcb pfc show and ethtool -I -a say below).
+assert p["dcb"] is None and p["dcb_error"] == f"{sys.argv[3]}: DCB: Operation not supported", p
+assert p["pause"] is None, p["pause"]
+assert p["pause_error"] == f"{sys.argv[3]}: pause statistics: Operation not supported", p
 print("ok")' "$out" "$final" "$vrx"
 	assert_output ok
+	# iproute2's dcb and ethtool are installed by tests/install-deps.
+	run ip netns exec "$NS_RX" dcb pfc show dev "$vrx"
+	assert_failure
+	assert_output --partial 'Operation not supported'
+	run ip netns exec "$NS_RX" ethtool -I -a "$vrx"
+	assert_failure
+	assert_output --partial 'Operation not supported'
 }
 
 # --- the live screen in tmux ---------------------------------------------------------
@@ -323,7 +397,7 @@ start_screen() {
 	tm set-option -t top status off
 	tm send-keys -t top "PS1='$ '; clear; echo shell-ready" Enter
 	wait_pane 'shell-ready'
-	tm send-keys -t top "'$RDMAKIT' top $*; echo \"rc=\$?\"" Enter
+	tm send-keys -t top "${SCREEN_ENV:-} '$RDMAKIT' top $*; echo \"rc=\$?\"" Enter
 }
 
 @test "screen: fixture ports at 80x24; d, s, Enter, Esc, h; resize to 100x30; q restores the terminal" {
@@ -383,6 +457,27 @@ start_screen() {
 	[[ $(tm display -p -t top '#{cursor_flag}') == 1 ]]
 	[[ $(tm display -p -t top '#{keypad_cursor_flag}') == 0 ]]
 	[[ $pane != *'Enter detail'* ]]
+}
+
+@test "screen: the detail view shows PFC per enabled priority from DCB and the pause settings" {
+	SCREEN_ENV="RDMAKIT_NETLINK_REPLAY=$FX/sample1/netlink" start_screen -d 0.2 "${S1[*]}"
+	wait_pane 'Enter detail'
+	tm send-keys -t top d
+	wait_pane 'rx_B'
+	# Rows by name: irdma0/1, mlx4_0/1, mlx5_0/1, ...
+	tm send-keys -t top j j Enter
+	wait_pane 'last minute'
+	[[ $pane == *' mlx5_0/1  netdev ens1f0np0'* ]] || fail "not mlx5_0's details: $pane"
+	[[ $pane == *'PFC pause rx/tx (dcb): prio3 45k/120k  | pause autoneg off rx off tx off'* ]] ||
+		fail "no DCB PFC line: $pane"
+	tm send-keys -t top Escape
+	wait_pane 'Enter detail'
+	tm send-keys -t top k k Enter
+	wait_pane 'last minute'
+	[[ $pane == *'prio3 700/9k prio4 0/100  | pause autoneg on rx on tx on'* ]] ||
+		fail "no irdma0 PFC line: $pane"
+	tm send-keys -t top q
+	wait_pane 'rc=0'
 }
 
 @test "screen: Ctrl-C ends it and restores the terminal; -n ends it too" {

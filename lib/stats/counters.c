@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "counters_nl.h"
 #include "shm_counters.h"
 #include "devinfo.h"
 
@@ -376,6 +377,99 @@ static int port_ethtool(struct ctr_port *p)
 	return 0;
 }
 
+/*
+ * A recorded netlink reply, DIR/IF.KIND, parsed as the kernel's would be:
+ * the datagram's first sequence number is the one it answers.
+ */
+static int replay(const char *dir, const char *ifname, const char *kind, const char *what,
+		  void *out, int (*parse)(const void *, size_t, uint32_t, void *), char *err,
+		  size_t errlen)
+{
+	char path[PATH_MAX];
+	uint8_t buf[16384];
+	uint32_t seq = 0;
+	ssize_t n;
+
+	pathf(path, sizeof(path), "%s/%s.%s", dir, ifname, kind);
+	n = read_small(path, (char *)buf, sizeof(buf));
+	if (n < 0) {
+		snprintf(err, errlen, "%s: %s: no recorded reply %s.%s (%s)", ifname, what, ifname,
+			 kind, strerror(errno));
+		return -1;
+	}
+	if (n >= 12)
+		memcpy(&seq, buf + 8, sizeof(seq));	/* nlmsghdr.nlmsg_seq */
+	if (parse(buf, (size_t)n, seq, out) < 0) {
+		snprintf(err, errlen, "%s: %s: %s", ifname, what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_dcb(const void *b, size_t n, uint32_t seq, void *out)
+{
+	return ctr_parse_dcb_reply(b, n, seq, out);
+}
+
+static int parse_pause(const void *b, size_t n, uint32_t seq, void *out)
+{
+	return ctr_parse_pause_reply(b, n, seq, out);
+}
+
+/*
+ * The netdev's DCB PFC and pause statistics.  "Not supported" (veth, a
+ * driver without DCB ops) is the common answer and no error: it lands in
+ * dcb_error / pause_error for the detail view.  -1 only when out of memory.
+ */
+static int port_netlink(const struct ctr_opts *o, struct ctr_port *p)
+{
+	struct ctr_dcb_pfc dcb;
+	struct ctr_pause pause;
+	char name[32];
+	int rc;
+
+	rc = o->netlink_replay
+		? replay(o->netlink_replay, p->netdev, "dcb", "DCB", &dcb, parse_dcb, p->dcb_error,
+			 sizeof(p->dcb_error))
+		: ctr_read_dcb_pfc(p->netdev, &dcb, p->dcb_error, sizeof(p->dcb_error));
+	if (rc == 0) {
+		p->dcb_error[0] = '\0';
+		p->dcb_known = true;
+		p->pfc_cap = dcb.pfc_cap;
+		p->pfc_en = dcb.pfc_en;
+		for (int i = 0; i < CTR_NL_PRIOS; i++) {
+			snprintf(name, sizeof(name), "requests[%d]", i);
+			if (!ctr_set_add(&p->set, CTR_SRC_DCB, name, dcb.requests[i]))
+				return -1;
+			snprintf(name, sizeof(name), "indications[%d]", i);
+			if (!ctr_set_add(&p->set, CTR_SRC_DCB, name, dcb.indications[i]))
+				return -1;
+		}
+	} else if (errno == ENOMEM) {
+		return -1;
+	}
+	rc = o->netlink_replay
+		? replay(o->netlink_replay, p->netdev, "pause", "pause statistics", &pause,
+			 parse_pause, p->pause_error, sizeof(p->pause_error))
+		: ctr_read_pause(p->netdev, &pause, p->pause_error, sizeof(p->pause_error));
+	if (rc == 0) {
+		p->pause_error[0] = '\0';
+		p->pause_known = true;
+		p->pause_autoneg = pause.autoneg;
+		p->pause_rx = pause.rx;
+		p->pause_tx = pause.tx;
+		if (pause.have_tx_frames &&
+		    !ctr_set_add(&p->set, CTR_SRC_PAUSE, "tx_pause_frames", pause.tx_pause_frames))
+			return -1;
+		if (pause.have_rx_frames &&
+		    !ctr_set_add(&p->set, CTR_SRC_PAUSE, "rx_pause_frames", pause.rx_pause_frames))
+			return -1;
+	} else if (errno == ENOMEM) {
+		return -1;
+	}
+	return 0;
+}
+
 static int read_device(const struct ctr_opts *o, const char *root, const char *dev,
 		       struct ctr_snapshot *s)
 {
@@ -423,6 +517,8 @@ static int read_device(const struct ctr_opts *o, const char *root, const char *d
 			rc = copy_set(&p->set, &devset);
 		if (!rc && o->port_ethtool && p->netdev[0])
 			rc = port_ethtool(p);
+		if (!rc && (o->port_ethtool || o->netlink_replay) && p->netdev[0])
+			rc = port_netlink(o, p);
 		ctr_set_sort(&p->set);
 	}
 	closedir(d);
@@ -479,7 +575,8 @@ static int read_iface(const struct ctr_opts *o, const char *root, const char *if
 	if (read_line(path, speed, sizeof(speed)) && atol(speed) > 0)
 		p->rate_gbps = atol(speed) / 1000.0;
 	pathf(path, sizeof(path), "%s/statistics", dir);
-	if (ctr_read_dir(o->cache, path, CTR_SRC_NETDEV, &p->set) < 0 || port_ethtool(p) < 0)
+	if (ctr_read_dir(o->cache, path, CTR_SRC_NETDEV, &p->set) < 0 || port_ethtool(p) < 0 ||
+	    port_netlink(o, p) < 0)
 		return -1;
 	ctr_set_sort(&p->set);
 	return 0;
@@ -637,6 +734,8 @@ const char *ctr_src_name(enum ctr_src src)
 	case CTR_SRC_ETHTOOL: return "ethtool";
 	case CTR_SRC_NETSTAT: return "netstat";
 	case CTR_SRC_ENGINE: return "soft engine";
+	case CTR_SRC_DCB: return "dcb";
+	case CTR_SRC_PAUSE: return "pause stats";
 	case CTR_SRC_COUNT: break;
 	}
 	return "?";

@@ -9,8 +9,11 @@
  *               with the port's state, phys_state, rate, link_layer and netdev;
  *   netdevs     ETHTOOL_GSTRINGS/ETHTOOL_GSTATS on the port's netdev (and on
  *               interfaces asked for by name, with SYSFS/class/net/IF/statistics);
+ *               its DCB IEEE PFC (RTM_GETDCB: per-priority PFC requests and
+ *               indications) and pause statistics (ethtool netlink PAUSE_GET),
+ *               see counters_nl.h;
  *   host ECN    PROC/net/netstat IpExt InNoECTPkts InECT1Pkts InECT0Pkts InCEPkts;
- *   soft engine not yet: ctr_sample() leaves engines empty (see struct ctr_engine).
+ *   soft engine the shared-memory segments of running engines (struct ctr_engine).
  *
  * Every directory is enumerated at every sample and every file read anew
  * (re-opened, or kept open with ctr_opts.cache and re-opened when its
@@ -46,6 +49,8 @@ enum ctr_src {
 	CTR_SRC_ETHTOOL,	/* ethtool -S of the netdev */
 	CTR_SRC_NETSTAT,	/* PROC/net/netstat */
 	CTR_SRC_ENGINE,		/* a soft engine's shared-memory counters */
+	CTR_SRC_DCB,		/* DCB netlink IEEE PFC: requests[N], indications[N] */
+	CTR_SRC_PAUSE,		/* ethtool netlink pause stats: tx/rx_pause_frames */
 	CTR_SRC_COUNT
 };
 
@@ -107,6 +112,13 @@ struct ctr_port {
 	bool is_new;		/* not in the previous sample */
 	struct ctr_set set;
 	char ethtool_error[96];	/* why the netdev's ethtool stats are missing */
+	/* The netdev's DCB PFC settings (the counters are CTR_SRC_DCB). */
+	bool dcb_known;
+	uint8_t pfc_cap, pfc_en;	/* pfc_en bit p: PFC on for priority p */
+	char dcb_error[96];		/* why DCB is missing ("not supported") */
+	/* Its link-level pause settings (the counters are CTR_SRC_PAUSE). */
+	bool pause_known, pause_autoneg, pause_rx, pause_tx;
+	char pause_error[96];
 };
 
 /*
@@ -155,6 +167,13 @@ struct ctr_opts {
 	 * host's /sys; ctr_opts_default_ethtool() says so.
 	 */
 	bool port_ethtool;
+	/*
+	 * Netlink replies (DCB PFC, pause stats) from files instead of the
+	 * kernel: DIR/IF.dcb and DIR/IF.pause hold one reply datagram each, as
+	 * the kernel sends it.  For tests with fixture trees (RDMAKIT_NETLINK_REPLAY
+	 * in cmd/top.c); it makes the port netdevs of any sysfs root queried.
+	 */
+	const char *netlink_replay;
 	bool history;
 	/* Counter files kept open between samples (ctr_cache_new); NULL: each
 	 * file is opened, read and closed at every sample. */
@@ -243,11 +262,14 @@ const struct ctr_map_row *ctr_map(size_t *n);
 int ctr_pfc_prio(const char *name, bool *tx);
 
 struct ctr_pfc {
+	const char *source;		/* "ethtool" (per-priority names) or "dcb" */
 	uint8_t rx_known, tx_known;	/* bit p: priority p has that counter */
 	uint64_t rx[CTR_PFC_PRIOS], tx[CTR_PFC_PRIOS];
 	double rx_rate[CTR_PFC_PRIOS], tx_rate[CTR_PFC_PRIOS];
 };
-/* A port's pause counters per priority; false when none are known. */
+/* A port's pause counters per priority: from ethtool -S names when the
+ * driver has them, else DCB's indications (rx) and requests (tx); false
+ * when neither is known. */
 bool ctr_port_pfc(const struct ctr_port *p, struct ctr_pfc *out);
 
 /* --- the readers, also used alone (tests, incast) ------------------------- */

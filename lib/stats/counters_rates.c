@@ -218,6 +218,41 @@ int ctr_pfc_prio(const char *name, bool *tx)
 	return -1;
 }
 
+/* "requests[3]" -> 3, or -1. */
+static int dcb_prio(const char *name, const char *field)
+{
+	size_t fl = strlen(field);
+
+	if (strncmp(name, field, fl) || name[fl] != '[' || name[fl + 1] < '0' ||
+	    name[fl + 1] > '7' || strcmp(name + fl + 2, "]"))
+		return -1;
+	return name[fl + 1] - '0';
+}
+
+/* DCB counts PFC frames sent (requests) and received (indications). */
+static void dcb_pfc(const struct ctr_port *p, struct ctr_pfc *out)
+{
+	for (size_t i = 0; i < p->set.n; i++) {
+		const struct ctr_counter *c = &p->set.c[i];
+		int prio;
+
+		if (c->src != CTR_SRC_DCB)
+			continue;
+		if ((prio = dcb_prio(c->name, "requests")) >= 0) {
+			out->tx[prio] = c->value;
+			out->tx_rate[prio] = c->rate;
+			out->tx_known |= (uint8_t)(1u << prio);
+		} else if ((prio = dcb_prio(c->name, "indications")) >= 0) {
+			out->rx[prio] = c->value;
+			out->rx_rate[prio] = c->rate;
+			out->rx_known |= (uint8_t)(1u << prio);
+		} else {
+			continue;
+		}
+		out->source = "dcb";
+	}
+}
+
 bool ctr_port_pfc(const struct ctr_port *p, struct ctr_pfc *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -230,6 +265,7 @@ bool ctr_port_pfc(const struct ctr_port *p, struct ctr_pfc *out)
 
 		if (c->src != CTR_SRC_ETHTOOL || (prio = ctr_pfc_prio(c->name, &tx)) < 0)
 			continue;
+		out->source = "ethtool";
 		if (tx) {
 			out->tx[prio] = c->value;
 			out->tx_rate[prio] = c->rate;
@@ -240,6 +276,8 @@ bool ctr_port_pfc(const struct ctr_port *p, struct ctr_pfc *out)
 			out->rx_known |= (uint8_t)(1u << prio);
 		}
 	}
+	if (!out->rx_known && !out->tx_known)
+		dcb_pfc(p, out);
 	return out->rx_known || out->tx_known;
 }
 
