@@ -722,6 +722,28 @@ static void pfc_names(struct unit *u)
 	CHECK_EQ(u, pfc.tx_known, 1 << 3);
 	CHECK(u, pfc.rx[3] == 120 && pfc.tx[3] == 7 && pfc.rx[4] == 5);
 	CHECK(u, pfc.rx_rate[3] == 10 && pfc.tx_rate[3] == 1 && isnan(pfc.tx_rate[4]));
+	CHECK(u, !strcmp(pfc.source, "ethtool"));
+	/* DCB's counts too: the driver's own per-priority names win. */
+	ctr_set_add(&p.set, CTR_SRC_DCB, "requests[3]", 1000);
+	ctr_set_sort(&p.set);
+	CHECK(u, ctr_port_pfc(&p, &pfc) && !strcmp(pfc.source, "ethtool") && pfc.tx[3] == 7);
+	ctr_set_free(&p.set);
+	/* DCB alone: requests are sent (tx), indications received (rx). */
+	ctr_set_add(&p.set, CTR_SRC_DCB, "requests[3]", 1000)->rate = 5;
+	ctr_set_add(&p.set, CTR_SRC_DCB, "indications[3]", 400);
+	ctr_set_add(&p.set, CTR_SRC_DCB, "indications[7]", 2);
+	ctr_set_add(&p.set, CTR_SRC_DCB, "requests[8]", 9);	/* no priority 8 */
+	ctr_set_add(&p.set, CTR_SRC_DCB, "requests[3]x", 9);
+	ctr_set_add(&p.set, CTR_SRC_PAUSE, "tx_pause_frames", 77);
+	ctr_set_sort(&p.set);
+	CHECK(u, ctr_port_pfc(&p, &pfc) && !strcmp(pfc.source, "dcb"));
+	CHECK_EQ(u, pfc.tx_known, 1 << 3);
+	CHECK_EQ(u, pfc.rx_known, (1 << 3) | (1 << 7));
+	CHECK(u, pfc.tx[3] == 1000 && pfc.tx_rate[3] == 5 && pfc.rx[3] == 400 && pfc.rx[7] == 2);
+	ctr_set_free(&p.set);
+	/* Link-level pause frames are not PFC. */
+	ctr_set_add(&p.set, CTR_SRC_PAUSE, "rx_pause_frames", 77);
+	CHECK(u, !ctr_port_pfc(&p, &pfc));
 	ctr_set_free(&p.set);
 }
 
