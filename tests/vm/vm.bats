@@ -374,6 +374,41 @@ PY
 	assert_output --regexp 'rxe0/1 +dummy0 +ACTIVE'
 }
 
+@test "lab: rdmakit top reads e1000's pause parameters over ethtool netlink, as ethtool -a shows them" {
+	boot_lab
+	[[ -f $LAB/results/e1000_iface ]] || fail "the guest found no e1000 interface (see $LAB_LOG)"
+	result e1000_ethtool_a
+	assert_success
+	result top_e1000
+	assert_success
+	run python3 - "$LAB/results" <<'PY'
+import json, re, sys
+r = sys.argv[1]
+iface = open(f"{r}/e1000_iface").read().strip()
+a = open(f"{r}/e1000_ethtool_a.out").read()
+want = {k: re.search(rf"^{k}:\s+(on|off)", a, re.M).group(1) == "on"
+        for k in ("Autonegotiate", "RX", "TX")}
+ia = open(f"{r}/e1000_ethtool_ia.out").read()
+stats = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+(\w+_pause_frames): (\d+)", ia, re.M)}
+row = json.loads(open(f"{r}/top_e1000.out").read().splitlines()[0])
+# rxe0's row first (its netdev, dummy0: no DCB, no pause), then the -i row.
+rows = {q["netdev"]: q for q in row["ports"]}
+assert rows["dummy0"]["pause"] is None and rows["dummy0"]["dcb"] is None
+p = rows[iface]
+assert p["device"] is None, p
+pause = p["pause"]
+assert pause is not None, p.get("pause_error")
+assert (pause["autoneg"], pause["rx"], pause["tx"]) == (want["Autonegotiate"], want["RX"], want["TX"]), (pause, want)
+got = {k: v["value"] for k, v in pause["counters"].items()}
+assert got == stats, (got, stats)
+# e1000 has no DCB ops.
+assert p["dcb"] is None and p["dcb_error"] == f"{iface}: DCB: Operation not supported", p
+print("ok", iface, want, stats)
+PY
+	assert_success
+	assert_line --partial ok
+}
+
 # ---------------------------------------------------------------------------------
 # tap: the guest's rxe on the wire, captured on the host's bridge
 

@@ -129,4 +129,24 @@ wait "$top_pid"
 echo $? >"$R/top_rxe.rc"
 check top_counters_after rxe_counters
 check top_rxe_batch rdmakit top -b -n 1 "$DEV"
+
+# A real ethtool netlink PAUSE_GET reply: e1000 has pause parameters (and
+# no pause statistics, no DCB).  ethtool -a says what they are.
+e1000_iface() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = e1000 ] &&
+			echo "${d##*/}" && return 0
+	done
+	return 1
+}
+modprobe e1000 2>/dev/null
+sleep 0.5
+if IF=$(e1000_iface); then
+	ip link set "$IF" up
+	echo "$IF" >"$R/e1000_iface"
+	check e1000_ethtool_a ethtool -a "$IF"
+	check e1000_ethtool_ia ethtool -I -a "$IF"
+	check top_e1000 rdmakit top --json -n 1 -d 0.2 -i "$IF"
+fi
 exit 0
