@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "counters_nl.h"
 #include "report.h"
 #include "top.h"
 
@@ -553,11 +554,13 @@ int cmd_top(int argc, char **argv, const struct global_opts *gin)
 	raise_fd_limit();
 	/* Without the cache (no memory) every file is opened each sample. */
 	o.ctr.cache = ctr_cache_new();
+	o.ctr.nl = ctr_nl_open();
 	if (top_sample(&st) < 0)
 		rc = runtime_error("top", "%s", st.err);
 	else if (!(rc = check_names(&st)))
 		rc = o.json || o.batch ? run_batch(&st) : top_tui(&st);
 	top_state_free(&st);
 	ctr_cache_free(o.ctr.cache);
+	ctr_nl_close(o.ctr.nl);
 	return rc;
 }

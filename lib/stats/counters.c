@@ -431,6 +431,7 @@ static int port_netlink(const struct ctr_opts *o, struct ctr_port *p)
 	rc = o->netlink_replay
 		? replay(o->netlink_replay, p->netdev, "dcb", "DCB", &dcb, parse_dcb, p->dcb_error,
 			 sizeof(p->dcb_error))
+		: o->nl ? ctr_nl_dcb_pfc(o->nl, p->netdev, &dcb, p->dcb_error, sizeof(p->dcb_error))
 		: ctr_read_dcb_pfc(p->netdev, &dcb, p->dcb_error, sizeof(p->dcb_error));
 	if (rc == 0) {
 		p->dcb_error[0] = '\0';
@@ -451,6 +452,7 @@ static int port_netlink(const struct ctr_opts *o, struct ctr_port *p)
 	rc = o->netlink_replay
 		? replay(o->netlink_replay, p->netdev, "pause", "pause statistics", &pause,
 			 parse_pause, p->pause_error, sizeof(p->pause_error))
+		: o->nl ? ctr_nl_pause(o->nl, p->netdev, &pause, p->pause_error, sizeof(p->pause_error))
 		: ctr_read_pause(p->netdev, &pause, p->pause_error, sizeof(p->pause_error));
 	if (rc == 0) {
 		p->pause_error[0] = '\0';

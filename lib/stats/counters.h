@@ -178,6 +178,9 @@ struct ctr_opts {
 	/* Counter files kept open between samples (ctr_cache_new); NULL: each
 	 * file is opened, read and closed at every sample. */
 	struct ctr_cache *cache;
+	/* Netlink sockets kept between samples (ctr_nl_open in counters_nl.h);
+	 * NULL: each DCB or pause question opens its own. */
+	struct ctr_nl *nl;
 };
 
 /*

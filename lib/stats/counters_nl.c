@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -427,53 +428,63 @@ static void req_nest_end(struct nl_req *r, size_t at)
 
 /* ---- talking to the kernel ----------------------------------------------- */
 
+/* A netlink socket, opened on first use and kept; fd -1 when closed. */
 struct nl_conn {
 	int fd;
+	int proto;
 	uint8_t *buf;
 	uint32_t seq;	/* of the last request on this socket */
 };
 
-/* A fresh socket hears only its own answers; the sequence number still
- * tells a reply to this request from a late one to an earlier request. */
+/*
+ * What top keeps from sample to sample: its two sockets, the ethtool
+ * family's id and what the kernel said about ETHTOOL_FLAG_STATS.
+ */
+struct ctr_nl {
+	struct nl_conn rtnl, genl;
+	uint16_t ethtool_family;	/* 0: not asked yet */
+	int stats_flag;			/* 1 taken, 0 refused, -1 not known yet */
+};
+
+static int stats_flag_expected(void);
+
+/* The sequence number tells the answer to this request from a late one to
+ * an earlier request on the same socket. */
 static uint32_t next_seq(struct nl_conn *c)
 {
 	return ++c->seq;
 }
 
-static int conn_open(struct nl_conn *c, int proto)
+static void conn_close(struct nl_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* Opens the socket unless it is open: 0, or -1 with errno. */
+static int conn_ready(struct nl_conn *c)
 {
 	struct timeval tv = { .tv_sec = NL_TIMEOUT_MS / 1000,
 			      .tv_usec = (NL_TIMEOUT_MS % 1000) * 1000 };
+	int e;
 
-	c->seq = (uint32_t)time(NULL);
-	c->buf = malloc(NL_RECV_BUF);
-	if (!c->buf) {
+	if (c->fd >= 0)
+		return 0;
+	if (!c->buf && !(c->buf = malloc(NL_RECV_BUF))) {
 		errno = ENOMEM;
 		return -1;
 	}
-	c->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
-	if (c->fd < 0) {
-		int e = errno;
-
-		free(c->buf);
-		errno = e;
+	c->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, c->proto);
+	if (c->fd < 0)
 		return -1;
-	}
 	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
-		int e = errno;
-
-		close(c->fd);
-		free(c->buf);
+		e = errno;
+		conn_close(c);
 		errno = e;
 		return -1;
 	}
 	return 0;
-}
-
-static void conn_close(struct nl_conn *c)
-{
-	close(c->fd);
-	free(c->buf);
 }
 
 static int64_t mono_ms(void)
@@ -489,23 +500,28 @@ typedef int (*parse_fn)(const void *buf, size_t len, uint32_t seq, void *ctx);
 /*
  * Sends the request and parses datagrams from the kernel until one answers
  * it: 0, or -1 with errno (the kernel's error, EPROTO, ETIMEDOUT after a
- * second without an answer).
+ * second without an answer).  A socket that failed (not the kernel saying
+ * no) is closed, to be opened afresh by the next request: a late answer
+ * must not sit in it.
  */
-static int conn_talk(struct nl_conn *c, const struct nl_req *r, parse_fn parse, void *ctx)
+static int conn_talk(struct nl_conn *c, struct nl_req *r, parse_fn parse, void *ctx)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	int64_t deadline = mono_ms() + NL_TIMEOUT_MS;
+	int64_t deadline;
 	ssize_t n;
+	int e;
 
+	if (conn_ready(c) < 0)
+		return -1;
+	r->u.h.nlmsg_seq = next_seq(c);
+	deadline = mono_ms() + NL_TIMEOUT_MS;
 	do
 		n = sendto(c->fd, r->u.b, r->u.h.nlmsg_len, 0, (struct sockaddr *)&kernel,
 			   sizeof(kernel));
 	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -1;
-	if ((size_t)n != r->u.h.nlmsg_len) {
-		errno = EIO;
-		return -1;
+	if (n < 0 || (size_t)n != r->u.h.nlmsg_len) {
+		e = n < 0 ? errno : EIO;
+		goto broken;
 	}
 	for (;;) {
 		struct sockaddr_nl from;
@@ -515,27 +531,53 @@ static int conn_talk(struct nl_conn *c, const struct nl_req *r, parse_fn parse, 
 		int rc;
 
 		if (mono_ms() >= deadline) {
-			errno = ETIMEDOUT;
-			return -1;
+			e = ETIMEDOUT;
+			goto broken;
 		}
 		n = recvmsg(c->fd, &mh, 0);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				errno = ETIMEDOUT;
-			return -1;
+			e = errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno;
+			goto broken;
 		}
 		if (mh.msg_namelen < sizeof(from) || from.nl_pid != 0)
 			continue;	/* not from the kernel */
 		if (mh.msg_flags & MSG_TRUNC) {
-			errno = EPROTO;
-			return -1;
+			e = EPROTO;
+			goto broken;
 		}
 		rc = parse(c->buf, (size_t)n, r->u.h.nlmsg_seq, ctx);
 		if (rc <= 0)
 			return rc;
 	}
+broken:
+	conn_close(c);
+	errno = e;
+	return -1;
+}
+
+struct ctr_nl *ctr_nl_open(void)
+{
+	struct ctr_nl *nl = calloc(1, sizeof(*nl));
+
+	if (!nl)
+		return NULL;
+	nl->rtnl = (struct nl_conn){ .fd = -1, .proto = NETLINK_ROUTE, .seq = (uint32_t)time(NULL) };
+	nl->genl = (struct nl_conn){ .fd = -1, .proto = NETLINK_GENERIC, .seq = (uint32_t)time(NULL) };
+	nl->stats_flag = stats_flag_expected();
+	return nl;
+}
+
+void ctr_nl_close(struct ctr_nl *nl)
+{
+	if (!nl)
+		return;
+	conn_close(&nl->rtnl);
+	conn_close(&nl->genl);
+	free(nl->rtnl.buf);
+	free(nl->genl.buf);
+	free(nl);
 }
 
 static int fail(char *err, size_t errlen, const char *ifname, const char *what, int e)
@@ -570,32 +612,25 @@ static int dcb_parse_cb(const void *buf, size_t len, uint32_t seq, void *ctx)
 	return parse_dcb(buf, len, seq, p[0], p[1]);
 }
 
-int ctr_read_dcb_pfc(const char *ifname, struct ctr_dcb_pfc *out, char *err, size_t errlen)
+int ctr_nl_dcb_pfc(struct ctr_nl *nl, const char *ifname, struct ctr_dcb_pfc *out, char *err,
+		   size_t errlen)
 {
 	static const char what[] = "DCB";
 	struct dcbmsg dm = { .dcb_family = AF_UNSPEC, .cmd = DCB_CMD_IEEE_GET };
 	struct ctr_dcb_pfc tmp;
-	struct nl_conn c;
 	struct nl_req r;
 	bool no_pfc = false;
 	void *ctx[2] = { &tmp, &no_pfc };
 	size_t nlen = strlen(ifname);
-	int rc;
 
 	if (nlen >= IFNAMSIZ)
 		return fail(err, errlen, ifname, what, ENAMETOOLONG);
 	if (nlen == 0)
 		return fail(err, errlen, ifname, what, ENODEV);
-	if (conn_open(&c, NETLINK_ROUTE) < 0)
-		return fail(err, errlen, ifname, what, errno);
-	req_init(&r, RTM_GETDCB, next_seq(&c), &dm, sizeof(dm));
-	if (!req_put(&r, DCB_ATTR_IFNAME, ifname, nlen + 1)) {
-		conn_close(&c);
+	req_init(&r, RTM_GETDCB, 0, &dm, sizeof(dm));
+	if (!req_put(&r, DCB_ATTR_IFNAME, ifname, nlen + 1))
 		return fail(err, errlen, ifname, what, ENAMETOOLONG);
-	}
-	rc = conn_talk(&c, &r, dcb_parse_cb, ctx);
-	conn_close(&c);
-	if (rc < 0) {
+	if (conn_talk(&nl->rtnl, &r, dcb_parse_cb, ctx) < 0) {
 		if (no_pfc && errno == EPROTO) {
 			if (err && errlen)
 				snprintf(err, errlen, "%s: %s: the driver reports no IEEE PFC",
@@ -607,6 +642,20 @@ int ctr_read_dcb_pfc(const char *ifname, struct ctr_dcb_pfc *out, char *err, siz
 	}
 	*out = tmp;
 	return 0;
+}
+
+int ctr_read_dcb_pfc(const char *ifname, struct ctr_dcb_pfc *out, char *err, size_t errlen)
+{
+	struct ctr_nl *nl = ctr_nl_open();
+	int rc, e;
+
+	if (!nl)
+		return fail(err, errlen, ifname, "DCB", ENOMEM);
+	rc = ctr_nl_dcb_pfc(nl, ifname, out, err, errlen);
+	e = errno;
+	ctr_nl_close(nl);
+	errno = e;
+	return rc;
 }
 
 /* ---- ethtool pause ------------------------------------------------------- */
@@ -629,7 +678,7 @@ static int pause_get(struct nl_conn *c, uint16_t family, const char *ifname, uin
 	struct nl_req r;
 	size_t nest;
 
-	req_init(&r, family, next_seq(c), &g, sizeof(g));
+	req_init(&r, family, 0, &g, sizeof(g));
 	/* Strictly validated: a nest must carry NLA_F_NESTED. */
 	nest = req_put(&r, ETHTOOL_A_PAUSE_HEADER | NLA_F_NESTED, NULL, 0);
 	if (!nest || !req_put(&r, ETHTOOL_A_HEADER_DEV_NAME, ifname, strlen(ifname) + 1) ||
@@ -641,14 +690,47 @@ static int pause_get(struct nl_conn *c, uint16_t family, const char *ifname, uin
 	return conn_talk(c, &r, pause_parse_cb, out);
 }
 
-int ctr_read_pause(const char *ifname, struct ctr_pause *out, char *err, size_t errlen)
+/* The ethtool family's id, asked once: 0, or -1 with errno. */
+static int ethtool_family(struct ctr_nl *nl)
 {
-	static const char what[] = "pause statistics";
 	struct genlmsghdr g = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 };
-	struct ctr_pause tmp;
-	struct nl_conn c;
 	struct nl_req r;
 	uint16_t family = 0;
+
+	if (nl->ethtool_family)
+		return 0;
+	req_init(&r, GENL_ID_CTRL, 0, &g, sizeof(g));
+	if (!req_put(&r, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME, sizeof(ETHTOOL_GENL_NAME))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (conn_talk(&nl->genl, &r, family_parse_cb, &family) < 0)
+		return -1;
+	nl->ethtool_family = family;
+	return 0;
+}
+
+/*
+ * Whether this kernel takes ETHTOOL_FLAG_STATS, as far as its version
+ * tells: 5.11 added it; 5.6 to 5.10 have PAUSE_GET and refuse the flag with
+ * EOPNOTSUPP, as a driver without pause parameters does.  -1: not known
+ * (a backport may have it), learnt from the first answer.
+ */
+static int stats_flag_expected(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return -1;
+	return major > 5 || (major == 5 && minor >= 11) ? 1 : -1;
+}
+
+int ctr_nl_pause(struct ctr_nl *nl, const char *ifname, struct ctr_pause *out, char *err,
+		 size_t errlen)
+{
+	static const char what[] = "pause statistics";
+	struct ctr_pause tmp;
 	size_t nlen = strlen(ifname);
 	int rc;
 
@@ -656,19 +738,8 @@ int ctr_read_pause(const char *ifname, struct ctr_pause *out, char *err, size_t 
 		return fail(err, errlen, ifname, what, ENAMETOOLONG);
 	if (nlen == 0)
 		return fail(err, errlen, ifname, what, ENODEV);
-	if (conn_open(&c, NETLINK_GENERIC) < 0)
-		return fail(err, errlen, ifname, what, errno);
-	req_init(&r, GENL_ID_CTRL, next_seq(&c), &g, sizeof(g));
-	if (!req_put(&r, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME, sizeof(ETHTOOL_GENL_NAME))) {
-		conn_close(&c);
-		return fail(err, errlen, ifname, what, EINVAL);
-	}
-	rc = conn_talk(&c, &r, family_parse_cb, &family);
-	if (rc < 0) {
-		int e = errno;
-
-		conn_close(&c);
-		if (e == ENOENT) {
+	if (ethtool_family(nl) < 0) {
+		if (errno == ENOENT) {
 			if (err && errlen)
 				snprintf(err, errlen,
 					 "%s: %s: ethtool netlink is not available "
@@ -677,20 +748,34 @@ int ctr_read_pause(const char *ifname, struct ctr_pause *out, char *err, size_t 
 			errno = EOPNOTSUPP;
 			return -1;
 		}
-		return fail(err, errlen, ifname, what, e);
+		return fail(err, errlen, ifname, what, errno);
 	}
-	rc = pause_get(&c, family, ifname, ETHTOOL_FLAG_STATS, &tmp);
-	/* Kernels 5.6 to 5.10 have PAUSE_GET but refuse ETHTOOL_FLAG_STATS
-	 * with EOPNOTSUPP: ask once more for the settings alone. */
-	if (rc < 0 && errno == EOPNOTSUPP)
-		rc = pause_get(&c, family, ifname, 0, &tmp);
-	if (rc < 0) {
-		int e = errno;
-
-		conn_close(&c);
-		return fail(err, errlen, ifname, what, e);
+	rc = pause_get(&nl->genl, nl->ethtool_family, ifname,
+		       nl->stats_flag ? ETHTOOL_FLAG_STATS : 0, &tmp);
+	if (rc == 0 && nl->stats_flag < 0)
+		nl->stats_flag = 1;
+	/* Refused: the flag, or the driver?  Asking without the flag tells. */
+	if (rc < 0 && errno == EOPNOTSUPP && nl->stats_flag < 0) {
+		rc = pause_get(&nl->genl, nl->ethtool_family, ifname, 0, &tmp);
+		if (rc == 0)
+			nl->stats_flag = 0;
 	}
-	conn_close(&c);
+	if (rc < 0)
+		return fail(err, errlen, ifname, what, errno);
 	*out = tmp;
 	return 0;
+}
+
+int ctr_read_pause(const char *ifname, struct ctr_pause *out, char *err, size_t errlen)
+{
+	struct ctr_nl *nl = ctr_nl_open();
+	int rc, e;
+
+	if (!nl)
+		return fail(err, errlen, ifname, "pause statistics", ENOMEM);
+	rc = ctr_nl_pause(nl, ifname, out, err, errlen);
+	e = errno;
+	ctr_nl_close(nl);
+	errno = e;
+	return rc;
 }

@@ -9,8 +9,8 @@
  *   pause  generic netlink family "ethtool", ETHTOOL_MSG_PAUSE_GET with
  *          ETHTOOL_FLAG_STATS (`ethtool -I -a IF`).
  *
- * Raw netlink sockets, one per call, with a 1 s receive timeout so that a
- * sample never hangs.  The reply parsers are exported on their own (for the
+ * Raw netlink sockets (one per call, or kept in a struct ctr_nl), with a
+ * 1 s receive timeout so that a sample never hangs.  The reply parsers are exported on their own (for the
  * unit tests and fuzzing): they take one received datagram and never read
  * outside it, whatever its bytes.  Nothing here prints.
  */
@@ -50,6 +50,21 @@ struct ctr_pause {
  */
 int ctr_read_dcb_pfc(const char *ifname, struct ctr_dcb_pfc *out, char *err, size_t errlen);
 int ctr_read_pause(const char *ifname, struct ctr_pause *out, char *err, size_t errlen);
+
+/*
+ * The same through sockets kept open from call to call (what top does at
+ * every sample): ctr_nl_open() allocates (sockets open on first use; NULL
+ * when out of memory), ctr_nl_close() closes and frees.  The ethtool
+ * family's id is asked once, and whether the kernel takes
+ * ETHTOOL_FLAG_STATS is known from its version or learnt once.
+ */
+struct ctr_nl;
+struct ctr_nl *ctr_nl_open(void);
+void ctr_nl_close(struct ctr_nl *nl);
+int ctr_nl_dcb_pfc(struct ctr_nl *nl, const char *ifname, struct ctr_dcb_pfc *out, char *err,
+		   size_t errlen);
+int ctr_nl_pause(struct ctr_nl *nl, const char *ifname, struct ctr_pause *out, char *err,
+		 size_t errlen);
 
 /*
  * The parsers alone, for tests and fuzzing: one whole netlink reply

@@ -734,6 +734,36 @@ static void kernel_pause(struct unit *u)
 	CHECK_EQ(u, errno, ENODEV);
 }
 
+/*
+ * One kept context, as top uses it sample after sample: the kernel's
+ * refusals (no such device, not supported) leave the sockets usable, and
+ * the answers stay the same; each request gets its own sequence number.
+ */
+static void kernel_kept_sockets(struct unit *u)
+{
+	struct ctr_nl *nl = ctr_nl_open();
+	struct ctr_dcb_pfc d;
+	struct ctr_pause p;
+	char err[160];
+	bool same = true;
+
+	CHECK(u, nl != NULL);
+	if (!nl)
+		return;
+	for (int round = 0; round < 50; round++) {
+		same &= ctr_nl_dcb_pfc(nl, "lo", &d, err, sizeof(err)) == -1 && errno == EOPNOTSUPP;
+		same &= ctr_nl_pause(nl, "lo", &p, err, sizeof(err)) == -1 && errno == EOPNOTSUPP;
+		same &= ctr_nl_dcb_pfc(nl, "rdmakit-nx0", &d, err, sizeof(err)) == -1 &&
+			errno == ENODEV;
+		same &= ctr_nl_pause(nl, "rdmakit-nx0", &p, err, sizeof(err)) == -1 &&
+			errno == ENODEV;
+	}
+	CHECK(u, same);
+	CHECK_STR(u, err, "rdmakit-nx0: pause statistics: No such device");
+	ctr_nl_close(nl);
+	ctr_nl_close(NULL);
+}
+
 /* Every interface here: a parse or a clean error naming it. */
 static void kernel_every_iface(struct unit *u)
 {
@@ -781,10 +811,12 @@ int main(void)
 	if (have_netlink()) {
 		RUN(&u, kernel_dcb);
 		RUN(&u, kernel_pause);
+		RUN(&u, kernel_kept_sockets);
 		RUN(&u, kernel_every_iface);
 	} else {
 		unit_skip(&u, "kernel_dcb", "no netlink socket here");
 		unit_skip(&u, "kernel_pause", "no netlink socket here");
+		unit_skip(&u, "kernel_kept_sockets", "no netlink socket here");
 		unit_skip(&u, "kernel_every_iface", "no netlink socket here");
 	}
 	return unit_done(&u);
