@@ -644,18 +644,30 @@ int ctr_nl_dcb_pfc(struct ctr_nl *nl, const char *ifname, struct ctr_dcb_pfc *ou
 	return 0;
 }
 
-int ctr_read_dcb_pfc(const char *ifname, struct ctr_dcb_pfc *out, char *err, size_t errlen)
+/* One question through a context of its own (the ctr_read_* calls). */
+static int one_shot(const char *ifname, const char *what, void *out, char *err, size_t errlen,
+		    int (*ask)(struct ctr_nl *, const char *, void *, char *, size_t))
 {
 	struct ctr_nl *nl = ctr_nl_open();
 	int rc, e;
 
 	if (!nl)
-		return fail(err, errlen, ifname, "DCB", ENOMEM);
-	rc = ctr_nl_dcb_pfc(nl, ifname, out, err, errlen);
+		return fail(err, errlen, ifname, what, ENOMEM);
+	rc = ask(nl, ifname, out, err, errlen);
 	e = errno;
 	ctr_nl_close(nl);
 	errno = e;
 	return rc;
+}
+
+static int ask_dcb(struct ctr_nl *nl, const char *ifname, void *out, char *err, size_t errlen)
+{
+	return ctr_nl_dcb_pfc(nl, ifname, out, err, errlen);
+}
+
+int ctr_read_dcb_pfc(const char *ifname, struct ctr_dcb_pfc *out, char *err, size_t errlen)
+{
+	return one_shot(ifname, "DCB", out, err, errlen, ask_dcb);
 }
 
 /* ---- ethtool pause ------------------------------------------------------- */
@@ -766,16 +778,12 @@ int ctr_nl_pause(struct ctr_nl *nl, const char *ifname, struct ctr_pause *out, c
 	return 0;
 }
 
+static int ask_pause(struct ctr_nl *nl, const char *ifname, void *out, char *err, size_t errlen)
+{
+	return ctr_nl_pause(nl, ifname, out, err, errlen);
+}
+
 int ctr_read_pause(const char *ifname, struct ctr_pause *out, char *err, size_t errlen)
 {
-	struct ctr_nl *nl = ctr_nl_open();
-	int rc, e;
-
-	if (!nl)
-		return fail(err, errlen, ifname, "pause statistics", ENOMEM);
-	rc = ctr_nl_pause(nl, ifname, out, err, errlen);
-	e = errno;
-	ctr_nl_close(nl);
-	errno = e;
-	return rc;
+	return one_shot(ifname, "pause statistics", out, err, errlen, ask_pause);
 }
