@@ -149,20 +149,25 @@ static void bar(int y, const char *s)
 static void draw_header(const struct tui *t)
 {
 	const struct ctr_snapshot *s = &t->st->cur;
-	char line[512], ecn[256], when[16];
+	char line[512], ecn[256], when[16], pfc[48] = "";
 	struct tm tm;
-	size_t rdma = 0;
+	size_t rdma = 0, with_pfc = 0;
+	struct ctr_pfc f;
 
 	localtime_r(&s->wall.tv_sec, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	snprintf(line, sizeof(line), " rdmakit top - %s - %s - every %gs - %s%s", t->st->host, when,
 		 t->delay, t->totals ? "totals" : "rates/s", t->paused ? " - PAUSED" : "");
 	bar(0, line);
-	for (size_t i = 0; i < s->nports; i++)
+	for (size_t i = 0; i < s->nports; i++) {
 		rdma += s->ports[i].device[0] != '\0';
+		with_pfc += ctr_port_pfc(&s->ports[i], &f);
+	}
+	if (with_pfc)
+		snprintf(pfc, sizeof(pfc), " (PFC on %zu)", with_pfc);
 	top_ecn_line(s, t->totals, ecn, sizeof(ecn));
-	snprintf(line, sizeof(line), " %zu RDMA device%s, %zu port%s%s%s", s->rdma_devices,
-		 s->rdma_devices == 1 ? "" : "s", rdma, rdma == 1 ? "" : "s",
+	snprintf(line, sizeof(line), " %zu RDMA device%s, %zu port%s%s%s%s", s->rdma_devices,
+		 s->rdma_devices == 1 ? "" : "s", rdma, rdma == 1 ? "" : "s", pfc,
 		 ecn[0] ? "; host ECN " : "; no host ECN counters", ecn);
 	put(1, 0, line);
 }

@@ -462,6 +462,8 @@ start_screen() {
 @test "screen: the detail view shows PFC per enabled priority from DCB and the pause settings" {
 	SCREEN_ENV="RDMAKIT_NETLINK_REPLAY=$FX/sample1/netlink" start_screen -d 0.2 "${S1[*]}"
 	wait_pane 'Enter detail'
+	# Ports with PFC figures: mlx5_0, mlx5_1 and irdma0 (DCB).
+	wait_pane '6 RDMA devices, 6 ports (PFC on 3); host ECN'
 	tm send-keys -t top d
 	wait_pane 'rx_B'
 	# Rows by name: irdma0/1, mlx4_0/1, mlx5_0/1, ...
