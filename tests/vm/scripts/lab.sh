@@ -124,7 +124,7 @@ check top_counters_before rxe_counters
 timeout 60 rdmakit top --json -d 1 -n 7 "$DEV" >"$R/top_rxe.out" 2>"$R/top_rxe.err" &
 top_pid=$!
 sleep 1.5
-pair top_traffic ib_write_bw -d "$DEV" -x "$GIDX" -s 65536 -D 3
+pair top_traffic ib_write_bw -d "$DEV" -x "$GIDX" -s 65536 -n 1000
 wait "$top_pid"
 echo $? >"$R/top_rxe.rc"
 check top_counters_after rxe_counters
