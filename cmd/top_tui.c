@@ -160,8 +160,13 @@ static void draw_header(const struct tui *t)
 		 t->delay, t->totals ? "totals" : "rates/s", t->paused ? " - PAUSED" : "");
 	bar(0, line);
 	for (size_t i = 0; i < s->nports; i++) {
-		rdma += s->ports[i].device[0] != '\0';
-		with_pfc += ctr_port_pfc(&s->ports[i], &f);
+		const struct ctr_port *p = &s->ports[i];
+
+		if (!p->device[0])
+			continue;
+		rdma++;
+		/* DCB answers for every priority: count ports with PFC enabled. */
+		with_pfc += ctr_port_pfc(p, &f) && (strcmp(f.source, "dcb") || p->pfc_en);
 	}
 	if (with_pfc)
 		snprintf(pfc, sizeof(pfc), " (PFC on %zu)", with_pfc);

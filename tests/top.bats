@@ -223,6 +223,18 @@ print("ok")'
 	assert_line '  (pause: autoneg off, rx off, tx off)'
 	assert_line '  (no DCB PFC: enp0s8: DCB: Operation not supported)'
 	assert_line '  (no pause statistics: enp0s8: pause statistics: Operation not supported)'
+	# The kernel may itself answer ENOMEM: that port's DCB is missing, said
+	# why; the sample goes on.
+	cp -r "$FX/sample1/netlink" "$BATS_TEST_TMPDIR/nl"
+	python3 -c 'import struct, sys
+hdr = struct.pack("<IHHII", 16, 78, 1, 7, 0)
+open(sys.argv[1], "wb").write(struct.pack("<IHHIIi", 36, 2, 0, 7, 0, -12) + hdr)' \
+		"$BATS_TEST_TMPDIR/nl/ens1f0np0.dcb"
+	RDMAKIT_NETLINK_REPLAY=$BATS_TEST_TMPDIR/nl run --separate-stderr "$RDMAKIT" top -b -n 1 -v \
+		"${S1[@]}" mlx5_0
+	assert_success
+	assert_line '  (no DCB PFC: ens1f0np0: DCB: Cannot allocate memory)'
+	assert_line '  (pause: autoneg off, rx off, tx off)'
 	# A replay directory that is not one: exit 3 naming it and the fix.
 	RDMAKIT_NETLINK_REPLAY=$FX/make-fixtures.py run --separate-stderr "$RDMAKIT" top -b -n 1 "${S1[@]}"
 	assert_one_line_error 3 'RDMAKIT_NETLINK_REPLAY='

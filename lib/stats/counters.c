@@ -244,10 +244,13 @@ int ctr_read_dir(struct ctr_cache *cache, const char *dir, enum ctr_src src,
 	char buf[SMALL_FILE];
 	size_t first = set->n;
 	struct dirent *e;
+	struct stat st;
 	DIR *d = opendir(dir);
 
 	if (!d)
 		return 0;
+	if (fstat(dirfd(d), &st) < 0)
+		st.st_dev = 0;
 	while ((e = readdir(d))) {
 		uint64_t v;
 
@@ -258,7 +261,7 @@ int ctr_read_dir(struct ctr_cache *cache, const char *dir, enum ctr_src src,
 		/* Unreadable (EINVAL, EOPNOTSUPP from the driver) or not a number
 		 * ("N/A (no PMA)"): absent, as node_exporter treats it.  Opened
 		 * relative to the directory: no path walk per counter. */
-		if (ctr_cache_read(cache, dirfd(d), dir, e->d_name, e->d_ino, buf,
+		if (ctr_cache_read(cache, dirfd(d), dir, e->d_name, st.st_dev, e->d_ino, buf,
 				   sizeof(buf)) < 0 ||
 		    !ctr_parse_value(buf, &v))
 			continue;
@@ -419,7 +422,9 @@ static int parse_pause(const void *b, size_t n, uint32_t seq, void *out)
 /*
  * The netdev's DCB PFC and pause statistics.  "Not supported" (veth, a
  * driver without DCB ops) is the common answer and no error: it lands in
- * dcb_error / pause_error for the detail view.  -1 only when out of memory.
+ * dcb_error / pause_error for the detail view, as does any other failure
+ * of the question (the kernel itself may answer ENOMEM).  -1 only when
+ * adding a counter ran out of memory.
  */
 static int port_netlink(const struct ctr_opts *o, struct ctr_port *p)
 {
@@ -446,8 +451,6 @@ static int port_netlink(const struct ctr_opts *o, struct ctr_port *p)
 			if (!ctr_set_add(&p->set, CTR_SRC_DCB, name, dcb.indications[i]))
 				return -1;
 		}
-	} else if (errno == ENOMEM) {
-		return -1;
 	}
 	rc = o->netlink_replay
 		? replay(o->netlink_replay, p->netdev, "pause", "pause statistics", &pause,
@@ -466,8 +469,6 @@ static int port_netlink(const struct ctr_opts *o, struct ctr_port *p)
 		if (pause.have_rx_frames &&
 		    !ctr_set_add(&p->set, CTR_SRC_PAUSE, "rx_pause_frames", pause.rx_pause_frames))
 			return -1;
-	} else if (errno == ENOMEM) {
-		return -1;
 	}
 	return 0;
 }

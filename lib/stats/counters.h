@@ -192,10 +192,11 @@ struct ctr_opts {
 struct ctr_cache;
 struct ctr_cache *ctr_cache_new(void);
 void ctr_cache_free(struct ctr_cache *c);
-/* NAME in directory DIR (open as dirfd) whose entry has inode `ino`, read
- * from offset 0 into buf (NUL-terminated); the byte count, or -1. */
+/* NAME in directory DIR (open as dirfd, on device `dev`) whose entry has
+ * inode `ino`, read from offset 0 into buf (NUL-terminated); the byte
+ * count, or -1. */
 ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const char *name,
-		       ino_t ino, char *buf, size_t cap);
+		       dev_t dev, ino_t ino, char *buf, size_t cap);
 /* Ends a sample: closes the files it did not read. */
 void ctr_cache_sweep(struct ctr_cache *c);
 /* Files held open now; files opened to be kept since ctr_cache_new. */

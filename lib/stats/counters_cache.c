@@ -6,7 +6,7 @@
  *
  * A file is still "re-opened at every sample" in the sense that matters:
  * every sample enumerates the directory afresh, and an entry whose inode
- * number differs from the one the open file had (the file was replaced, the
+ * number (or file system) differs from the one the open file had (the file was replaced, the
  * device re-created) is opened anew; so is one whose read fails (a removed
  * sysfs attribute answers ENODEV).  A sysfs attribute read from offset 0
  * runs the driver's show() again, so the value is always current.  Files
@@ -31,6 +31,7 @@
 struct cache_entry {
 	char *key;		/* "DIR/NAME"; NULL: free slot */
 	uint64_t hash;		/* key_hash() of the key */
+	dev_t dev;		/* of the directory, with the entry's inode */
 	ino_t ino;		/* of the directory entry when opened */
 	int fd;
 	unsigned gen;		/* the sample that last read it (ctr_cache.gen) */
@@ -196,7 +197,7 @@ static ssize_t read_once(int dirfd, const char *name, char *buf, size_t cap)
 }
 
 ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const char *name,
-		       ino_t ino, char *buf, size_t cap)
+		       dev_t dev, ino_t ino, char *buf, size_t cap)
 {
 	struct cache_entry *e;
 	uint64_t h;
@@ -211,7 +212,9 @@ ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const ch
 		return read_once(dirfd, name, buf, cap);
 	h = key_hash(dir, name);
 	e = find_slot(c->slot, c->nslots, h, dir, name);
-	if (e->key && e->ino == ino && e->fd >= 0) {
+	/* Inode numbers are per file system: the path may now lead to another
+	 * one (a symlinked root switched between two trees). */
+	if (e->key && e->ino == ino && e->dev == dev && e->fd >= 0) {
 		n = pread_all(e->fd, buf, cap);
 		if (n >= 0) {
 			e->gen = c->gen;
@@ -252,6 +255,7 @@ ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const ch
 		c->used++;
 	}
 	e->fd = fd;
+	e->dev = dev;
 	e->ino = ino;
 	e->gen = c->gen;
 	return n;

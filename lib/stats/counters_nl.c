@@ -23,6 +23,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,6 +444,7 @@ struct nl_conn {
 struct ctr_nl {
 	struct nl_conn rtnl, genl;
 	uint16_t ethtool_family;	/* 0: not asked yet */
+	bool no_ethtool_family;		/* asked: the kernel has none (ENOENT) */
 	int stats_flag;			/* 1 taken, 0 refused, -1 not known yet */
 };
 
@@ -528,10 +530,19 @@ static int conn_talk(struct nl_conn *c, struct nl_req *r, parse_fn parse, void *
 		struct iovec iov = { .iov_base = c->buf, .iov_len = NL_RECV_BUF };
 		struct msghdr mh = { .msg_name = &from, .msg_namelen = sizeof(from),
 				     .msg_iov = &iov, .msg_iovlen = 1 };
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		int64_t left = deadline - mono_ms();
 		int rc;
 
-		if (mono_ms() >= deadline) {
+		/* The whole question has a second, however many datagrams. */
+		if (left <= 0 || (rc = poll(&pfd, 1, (int)left)) == 0) {
 			e = ETIMEDOUT;
+			goto broken;
+		}
+		if (rc < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
 			goto broken;
 		}
 		n = recvmsg(c->fd, &mh, 0);
@@ -711,20 +722,26 @@ static int ethtool_family(struct ctr_nl *nl)
 
 	if (nl->ethtool_family)
 		return 0;
+	if (nl->no_ethtool_family) {
+		errno = ENOENT;
+		return -1;
+	}
 	req_init(&r, GENL_ID_CTRL, 0, &g, sizeof(g));
 	if (!req_put(&r, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME, sizeof(ETHTOOL_GENL_NAME))) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (conn_talk(&nl->genl, &r, family_parse_cb, &family) < 0)
+	if (conn_talk(&nl->genl, &r, family_parse_cb, &family) < 0) {
+		nl->no_ethtool_family = errno == ENOENT;
 		return -1;
+	}
 	nl->ethtool_family = family;
 	return 0;
 }
 
 /*
  * Whether this kernel takes ETHTOOL_FLAG_STATS, as far as its version
- * tells: 5.11 added it; 5.6 to 5.10 have PAUSE_GET and refuse the flag with
+ * tells: 5.10 added it; 5.7 to 5.9 have PAUSE_GET and refuse the flag with
  * EOPNOTSUPP, as a driver without pause parameters does.  -1: not known
  * (a backport may have it), learnt from the first answer.
  */
@@ -735,7 +752,7 @@ static int stats_flag_expected(void)
 
 	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
 		return -1;
-	return major > 5 || (major == 5 && minor >= 11) ? 1 : -1;
+	return major > 5 || (major == 5 && minor >= 10) ? 1 : -1;
 }
 
 int ctr_nl_pause(struct ctr_nl *nl, const char *ifname, struct ctr_pause *out, char *err,

@@ -629,6 +629,52 @@ static void cache_churn(struct unit *u)
 	CHECK_EQ(u, system(cmd), 0);
 }
 
+/*
+ * A root reached through a symlink switched between two file systems built
+ * alike: the same inode numbers, other files.  Needs root (tmpfs mounts).
+ */
+static bool cache_across_file_systems(struct unit *u)
+{
+	char base[] = "/tmp/rdmakit-fs-XXXXXX", cmd[4 * PATH_MAX], root[PATH_MAX + 8],
+	     newlink[PATH_MAX + 16];
+	struct ctr_opts o = { 0 };
+	bool mounted;
+
+	if (geteuid() != 0 || !mkdtemp(base))
+		return false;
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && mkdir a b && mount -t tmpfs none a 2>/dev/null && "
+		 "mount -t tmpfs none b 2>/dev/null", base);
+	mounted = system(cmd) == 0;
+	if (mounted) {
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && for t in a:100 b:200; do d=${t%%:*}/class/infiniband/d0/ports/1/"
+			 "hw_counters; mkdir -p $d && echo ${t#*:} >$d/x; done && ln -s a root", base);
+		CHECK_EQ(u, system(cmd), 0);
+		snprintf(root, sizeof(root), "%s/root", base);
+		o.sysfs_root = root;
+		o.proc_root = root;
+		o.cache = ctr_cache_new();
+		CHECK_EQ(u, sample_value(u, &o, "d0", "x"), 100);
+		snprintf(newlink, sizeof(newlink), "%s/root.new", base);
+		CHECK_EQ(u, symlink("b", newlink), 0);
+		CHECK_EQ(u, rename(newlink, root), 0);
+		CHECK_EQ(u, sample_value(u, &o, "d0", "x"), 200);
+		ctr_cache_free(o.cache);
+	}
+	snprintf(cmd, sizeof(cmd), "cd '%s' && { umount a; umount b; } 2>/dev/null; cd / && rm -rf '%s'",
+		 base, base);
+	if (system(cmd) != 0)
+		CHECK(u, false);
+	return mounted;
+}
+
+static void cache_file_systems(struct unit *u)
+{
+	if (!cache_across_file_systems(u))
+		printf("# cache_file_systems: needs root and tmpfs mounts; checked nothing\n");
+}
+
 static void netstat_by_name(struct unit *u)
 {
 	char root[] = "/tmp/rdmakit-netstat-XXXXXX", path[PATH_MAX], cmd[PATH_MAX + 16];
@@ -808,6 +854,7 @@ int main(void)
 	RUN(&u, scratch_tree_cached);
 	RUN(&u, cache_follows_files);
 	RUN(&u, cache_churn);
+	RUN(&u, cache_file_systems);
 	RUN(&u, netstat_by_name);
 	RUN(&u, semantic_map);
 	RUN(&u, pfc_names);
