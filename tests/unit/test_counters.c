@@ -456,6 +456,27 @@ static void write_in_place(const char *path, const char *text)
 	fclose(f);
 }
 
+/*
+ * A scratch sysfs tree in ROOT (a mkdtemp template) with an empty
+ * d0/ports/1/hw_counters (its path in dir), read through a new cache.
+ */
+static bool d0_tree(struct unit *u, char *root, struct ctr_opts *o, char *dir, size_t dirlen)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (!mkdtemp(root)) {
+		CHECK(u, false);
+		return false;
+	}
+	o->sysfs_root = root;
+	o->proc_root = root;
+	o->cache = ctr_cache_new();
+	snprintf(dir, dirlen, "%s/class/infiniband/d0/ports/1/hw_counters", root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	CHECK_EQ(u, system(cmd), 0);
+	return o->cache != NULL;
+}
+
 static uint64_t sample_value(struct unit *u, struct ctr_opts *o, const char *dev,
 			     const char *name)
 {
@@ -486,16 +507,8 @@ static void cache_follows_files(struct unit *u)
 	struct rlimit old, low;
 	bool limited;
 
-	if (!mkdtemp(root)) {
-		CHECK(u, false);
+	if (!d0_tree(u, root, &o, dir, sizeof(dir)))
 		return;
-	}
-	o.sysfs_root = root;
-	o.proc_root = root;
-	o.cache = ctr_cache_new();
-	snprintf(dir, sizeof(dir), "%s/class/infiniband/d0/ports/1/hw_counters", root);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
-	CHECK_EQ(u, system(cmd), 0);
 	snprintf(path, sizeof(path), "%s/a", dir);
 	put_file(path, "100\n");
 	snprintf(path, sizeof(path), "%s/b", dir);
@@ -567,16 +580,8 @@ static void cache_churn(struct unit *u)
 	unsigned seed = 12345;
 	bool all_right = true, counts_right = true, opens_right = true;
 
-	if (!mkdtemp(root)) {
-		CHECK(u, false);
+	if (!d0_tree(u, root, &o, dir, sizeof(dir)))
 		return;
-	}
-	o.sysfs_root = root;
-	o.proc_root = root;
-	o.cache = ctr_cache_new();
-	snprintf(dir, sizeof(dir), "%s/class/infiniband/d0/ports/1/hw_counters", root);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
-	CHECK_EQ(u, system(cmd), 0);
 	for (int i = 0; i < FILES; i++)
 		val[i] = -1;
 	for (int round = 0; round < ROUNDS; round++) {
