@@ -8,9 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "counters_nl.h"
@@ -400,7 +400,6 @@ static void print_text(const struct top_state *st)
 
 /* --- the command ----------------------------------------------------------------- */
 
-/* `deflt` names the usual mount point, the fix when DIR is wrong. */
 static bool is_dir(const char *path)
 {
 	struct stat st;
@@ -408,6 +407,7 @@ static bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* `deflt` names the usual mount point, the fix when DIR is wrong. */
 static int check_dir(const char *opt, const char *dir, const char *deflt)
 {
 	struct stat st;
