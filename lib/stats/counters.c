@@ -30,30 +30,9 @@ static const char *or_default(const char *s, const char *def)
 	return s && *s ? s : def;
 }
 
-/*
- * Reads a small file (a sysfs attribute) into buf, NUL-terminated.  Opened
- * and closed every time: the file may have been replaced since.
- */
-static ssize_t read_small_at(int dirfd, const char *path, char *buf, size_t cap)
-{
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	do
-		n = read(fd, buf, cap - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 static ssize_t read_small(const char *path, char *buf, size_t cap)
 {
-	return read_small_at(AT_FDCWD, path, buf, cap);
+	return ctr_read_small(AT_FDCWD, path, buf, cap);
 }
 
 /* snprintf without truncation warnings: paths are bounded by PATH_MAX anyway,

@@ -197,6 +197,10 @@ void ctr_cache_free(struct ctr_cache *c);
  * count, or -1. */
 ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const char *name,
 		       dev_t dev, ino_t ino, char *buf, size_t cap);
+/* A small file (a sysfs attribute) NAME, relative to dirfd (AT_FDCWD: a
+ * path), opened, read into buf (NUL-terminated) and closed: the byte count,
+ * or -1.  What ctr_cache_read does without a cache. */
+ssize_t ctr_read_small(int dirfd, const char *name, char *buf, size_t cap);
 /* Ends a sample: closes the files it did not read. */
 void ctr_cache_sweep(struct ctr_cache *c);
 /* Files held open now; files opened to be kept since ctr_cache_new. */

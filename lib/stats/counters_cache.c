@@ -183,8 +183,7 @@ static ssize_t pread_all(int fd, char *buf, size_t cap)
 	return n;
 }
 
-/* Opens and reads NAME without keeping it. */
-static ssize_t read_once(int dirfd, const char *name, char *buf, size_t cap)
+ssize_t ctr_read_small(int dirfd, const char *name, char *buf, size_t cap)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -205,11 +204,11 @@ ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const ch
 	int fd;
 
 	if (!c)
-		return read_once(dirfd, name, buf, cap);
+		return ctr_read_small(dirfd, name, buf, cap);
 	/* Keep the load under 1/2: grow before looking up. */
 	if ((c->used + 1) * 2 > c->nslots &&
 	    grow(c, c->nslots ? c->nslots * 2 : 256) < 0)
-		return read_once(dirfd, name, buf, cap);
+		return ctr_read_small(dirfd, name, buf, cap);
 	h = key_hash(dir, name);
 	e = find_slot(c->slot, c->nslots, h, dir, name);
 	/* Inode numbers are per file system: the path may now lead to another
@@ -226,7 +225,7 @@ ssize_t ctr_cache_read(struct ctr_cache *c, int dirfd, const char *dir, const ch
 		close(e->fd);
 		e->fd = -1;
 	} else if (c->used >= c->max_fds) {
-		return read_once(dirfd, name, buf, cap);
+		return ctr_read_small(dirfd, name, buf, cap);
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	c->opens++;
