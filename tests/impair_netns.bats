@@ -46,6 +46,14 @@ nft_hits() {
 	} | awk '/counter packets/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
 }
 
+# nft_hit_some WHAT: the rules matched some packets; else fails with what
+# they and the client's engine counted.
+nft_hit_some() {
+	local hits
+	hits=$(nft_hits)
+	((hits > 0)) || fail "nothing was $1: the rules matched $hits packets; client counters $(cat "$BATS_TEST_TMPDIR/sum.json")"
+}
+
 prerouting() {
 	nft_both "table ip rkimp {
 	chain pre {
@@ -103,7 +111,7 @@ print('ok')" "$BATS_TEST_TMPDIR/sum.json"
 loss_matrix() {
 	prerouting "udp dport 4791 numgen random mod 1000 < $1 counter drop"
 	matrix
-	(($(nft_hits) > 0)) || fail "nothing was dropped"
+	nft_hit_some "dropped"
 	sum_check 'assert c["retransmits"] > 0 and c["icrc_errors"] == 0, c'
 }
 
@@ -130,7 +138,7 @@ loss_matrix() {
 	}
 }"
 	matrix
-	(($(nft_hits) > 0)) || fail "nothing was duplicated"
+	nft_hit_some "duplicated"
 	# The client sees the duplicated ACKs and READ responses; an atomic
 	# never runs twice (--verify checks the values it returned).
 	sum_check 'assert c["duplicates"] > 0, c'
@@ -141,7 +149,7 @@ loss_matrix() {
 	# it: inside the RoCE payload, which only the ICRC covers.
 	prerouting "udp dport 4791 udp length > 200 numgen random mod 100 < 1 counter @ih,800,8 set 0x5a"
 	matrix
-	(($(nft_hits) > 0)) || fail "nothing was corrupted"
+	nft_hit_some "corrupted"
 	# The client received corrupted READ responses and ACK-less data came
 	# back as retransmissions.
 	sum_check 'assert c["icrc_errors"] > 0 and c["retransmits"] > 0, c'
@@ -150,7 +158,7 @@ loss_matrix() {
 @test "impair: 10% CE marking both ways: CNPs each way, the senders react, every byte verified" {
 	prerouting "udp dport 4791 numgen random mod 100 < 10 counter ip ecn set ce"
 	matrix
-	(($(nft_hits) > 0)) || fail "nothing was marked"
+	nft_hit_some "marked"
 	# As a requester the client got CNPs for its SEND/WRITE data and cut its
 	# rate; as the READ requester it saw marked responses and sent CNPs.
 	sum_check 'assert c["cnps_rx"] > 0 and c["cnps_handled"] == c["cnps_rx"], c

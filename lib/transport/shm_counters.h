@@ -2,10 +2,10 @@
 /*
  * The soft engine's published counters: one shared-memory segment per
  * engine, /dev/shm/rdmakit-PID-PORT, that `rdmakit top` (or any reader)
- * maps read-only.  Layout version 2:
+ * maps read-only.  Layout version 3:
  *
  *   struct shm_counters {
- *     magic "RKSH" (0x48534B52 little-endian), version 2,
+ *     magic "RKSH" (0x48534B52 little-endian), version 3,
  *     pid, nqps (used slots), seq (a seqlock: odd while writing),
  *     updated_ns (CLOCK_REALTIME), local address and UDP port, engine name,
  *     dev: struct xport_counters (the engine's totals),
@@ -26,7 +26,7 @@
 #include "transport.h"
 
 #define SHM_COUNTERS_MAGIC 0x48534B52u	/* "RKSH" */
-#define SHM_COUNTERS_VERSION 2	/* 2: struct xport_counters gained cnps_handled */
+#define SHM_COUNTERS_VERSION 3	/* 2: cnps_handled; 3: rcvbuf_drops */
 #define SHM_MAX_QPS 1024
 #define SHM_PREFIX "rdmakit-"
 

@@ -295,7 +295,7 @@ static const struct {
 #define F(x) { #x, offsetof(struct xport_counters, x) }
 	F(tx_packets), F(tx_bytes), F(rx_packets), F(rx_bytes), F(retransmits), F(timeouts),
 	F(rnr_naks_rx), F(rnr_naks_tx), F(naks_rx), F(naks_tx), F(seq_naks_rx), F(seq_naks_tx),
-	F(duplicates), F(out_of_sequence), F(icrc_errors), F(drops), F(cnps_tx), F(cnps_rx),
+	F(duplicates), F(out_of_sequence), F(icrc_errors), F(drops), F(rcvbuf_drops), F(cnps_tx), F(cnps_rx),
 	F(cnps_handled), F(ce_rx),
 #undef F
 };

@@ -70,6 +70,9 @@ struct soft_link_ops {
 	/* Bytes a QP has handed to the host but the host has not yet put on
 	 * the wire (socket and qdisc); optional. */
 	uint32_t (*qp_backlog)(struct soft_link *l, int qp_slot);
+	/* Packets the host dropped for us since the link opened because our
+	 * receive buffer was full: the kernel's count; optional. */
+	uint64_t (*rx_overflows)(struct soft_link *l);
 	/* Blocks until a packet can be received or timeout_ns passes. */
 	void (*wait)(struct soft_link *l, uint64_t timeout_ns);
 	void (*close)(struct soft_link *l);
@@ -231,6 +234,7 @@ static inline bool flow_is_response_op(uint8_t opcode)
 struct soft_dev *soft_dev_open(struct soft_link *link, char *err);
 void soft_dev_close(struct soft_dev *d);
 void soft_progress(struct soft_dev *d);
+const struct xport_counters *soft_dev_ctr(struct soft_dev *d);
 struct soft_mr *soft_mr_lookup(struct soft_dev *d, uint32_t key);
 /* Checks [va, va+len) against an MR's bounds and access; NULL if violated. */
 struct soft_mr *soft_mr_check(struct soft_dev *d, uint32_t rkey, uint64_t va, uint64_t len,

@@ -228,6 +228,15 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 
 #define SHM_PERIOD_NS 10000000ull	/* publish counters every 10 ms */
 
+/* The device's counters, with what only the link knows brought up to date
+ * (not per QP: the host cannot say whose packets it dropped). */
+const struct xport_counters *soft_dev_ctr(struct soft_dev *d)
+{
+	if (d->link->ops->rx_overflows)
+		d->ctr.rcvbuf_drops = d->link->ops->rx_overflows(d->link);
+	return &d->ctr;
+}
+
 static void publish(struct soft_dev *d)
 {
 	struct shm_counters *a;
@@ -239,7 +248,7 @@ static void publish(struct soft_dev *d)
 	a = shm_publish_begin(d->shm);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	a->updated_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	a->dev = d->ctr;
+	a->dev = *soft_dev_ctr(d);
 	a->nqps = (uint32_t)d->qp_slots;
 	for (int i = 0; i < d->qp_slots && i < SHM_MAX_QPS; i++) {
 		struct soft_qp *qp = d->qps[i];

@@ -349,7 +349,7 @@ static void soft_wait(void *dev, int timeout_us)
 
 static void soft_dev_counters(void *dev, struct xport_counters *c)
 {
-	*c = ((struct soft_dev *)dev)->ctr;
+	*c = *soft_dev_ctr(dev);
 }
 
 static void soft_qp_counters(void *qp, struct xport_counters *c)

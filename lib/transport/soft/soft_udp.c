@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <linux/sock_diag.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <poll.h>
@@ -44,6 +45,12 @@
 #endif
 
 #define SOCK_BUF_BYTES (8 << 20)
+/* The receiving socket holds what every peer may have in flight towards
+ * us: windows of SOFT_WINDOW packets and READ responses, which the kernel
+ * charges at about twice their size (skb overhead).  Past net.core.rmem_max
+ * only with CAP_NET_ADMIN (SO_RCVBUFFORCE); a full buffer drops packets,
+ * which the engine counts (rcvbuf_drops) and repairs as losses. */
+#define RX_SOCK_BUF_BYTES (64 << 20)
 #define GSO_MAX_SEGS 64			/* what every kernel with UDP GSO accepts */
 #define GSO_MAX_BYTES 65000		/* below the 64 KiB UDP/IP limit */
 #define RX_MSGS 16
@@ -355,6 +362,19 @@ static uint32_t udp_qp_backlog(struct soft_link *l, int slot)
 	return (uint32_t)queued;
 }
 
+/* SO_MEMINFO: the socket's own drop count (sk_drops), as ss -m shows it. */
+static uint64_t udp_rx_overflows(struct soft_link *l)
+{
+	struct udp_link *u = (struct udp_link *)l;
+	uint32_t mem[SK_MEMINFO_VARS] = { 0 };
+	socklen_t len = sizeof(mem);
+
+	if (u->rx_fd < 0 || getsockopt(u->rx_fd, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0 ||
+	    len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+		return 0;
+	return mem[SK_MEMINFO_DROPS];
+}
+
 static void udp_wait(struct soft_link *l, uint64_t timeout_ns)
 {
 	struct udp_link *u = (struct udp_link *)l;
@@ -385,6 +405,7 @@ static const struct soft_link_ops udp_link_ops = {
 	.send = udp_send,
 	.recv = udp_recv,
 	.qp_backlog = udp_qp_backlog,
+	.rx_overflows = udp_rx_overflows,
 	.wait = udp_wait,
 	.close = udp_close,
 };
@@ -470,7 +491,8 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 		goto fail;
 	}
 	u->rx_fd = fd;
-	set_int(fd, SOL_SOCKET, SO_RCVBUF, SOCK_BUF_BYTES);
+	if (set_int(fd, SOL_SOCKET, SO_RCVBUFFORCE, RX_SOCK_BUF_BYTES) < 0)
+		set_int(fd, SOL_SOCKET, SO_RCVBUF, RX_SOCK_BUF_BYTES);
 	if (u->pub.local.v6) {
 		set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1);
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1);
@@ -492,9 +514,10 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 		u->pub.local.port = 0;
 		to_sockaddr(&u->pub.local, &ss, &len);
 		rc = bind(fd, (struct sockaddr *)&ss, len);
-		if (rc == 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
-			from_sockaddr(&ss, &u->pub.local);
 	}
+	/* The port actually bound (port 0 asks for any free one). */
+	if (rc == 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+		from_sockaddr(&ss, &u->pub.local);
 	if (rc < 0) {
 		if (errno == EADDRINUSE)
 			snprintf(err, XPORT_ERR_LEN, "UDP port %u on %s is in use (another rdmakit, "
