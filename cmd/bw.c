@@ -17,6 +17,7 @@ enum {
 	OPT_RATE_LIMIT,
 	OPT_RATE_UNITS,
 	OPT_RATE_LIMIT_TYPE,
+	OPT_POST_LIST_ALIAS,
 };
 
 static const struct opt_spec bw_opts[] = {
@@ -29,6 +30,11 @@ static const struct opt_spec bw_opts[] = {
 	{ "limit_msgrate", 'y', "MPPS", "perftest's name for --expect-mpps" },
 	{ "bidirectional", 'b', NULL, "both sides send at once; BW is the sum of both "
 				      "directions" },
+	{ "cq-mod", 'Q', "N", "one work request in N asks for a completion (default 100 up "
+			       "to 8 KiB, 1 above; at most the TX depth)" },
+	{ "post_list", 'l', "N", "post work requests N at a time, the last signaled (sets "
+				 "-Q to N; -n a multiple of N)" },
+	{ "post-list", OPT_POST_LIST_ALIAS, "N", "the same as --post_list" },
 	{ "rate_limit", OPT_RATE_LIMIT, "RATE", "pace each sender to RATE (in --rate_units)" },
 	{ "rate_units", OPT_RATE_UNITS, "UNIT", "g (Gb/sec, default), M (MiB/sec) or p "
 						"(messages/sec)" },
@@ -62,6 +68,7 @@ static int bw_opt(void *ctx, int key, const char *arg)
 	int rc = perf_cli_option(&b->c, key, arg);
 	static const char *const units[] = { "Gb", "MiB", NULL };
 	static const char *const rate_units[] = { "g", "M", "p", NULL };	/* perf_rate_unit */
+	uint64_t v;
 	int idx;
 
 	if (rc != 1)
@@ -85,6 +92,15 @@ static int bw_opt(void *ctx, int key, const char *arg)
 		b->c.o.bidirectional = true;
 		b->c.o.explicit_set |= PERF_SET_BIDIR;
 		return 0;
+	case 'Q':
+		rc = parse_u64("bw", "-Q/--cq-mod", arg, 1, 8192, false, &v);
+		b->c.o.cq_mod = (unsigned)v;
+		return rc;
+	case 'l':
+	case OPT_POST_LIST_ALIAS:
+		rc = parse_u64("bw", "-l/--post_list", arg, 1, PERF_MAX_POST_LIST, false, &v);
+		b->c.o.post_list = (unsigned)v;
+		return rc;
 	case OPT_RATE_LIMIT:
 		return parse_double("bw", "--rate_limit", arg, 1e-6, 1e12, &b->c.o.rate_limit);
 	case OPT_RATE_UNITS:
@@ -175,6 +191,7 @@ static void report_row(struct report *r, const struct bw_cli *b, const struct pe
 		report_row_attach(r, "intervals", iv);
 	else
 		json_decref(iv);
+	report_row_attach(r, "cq_mod", json_integer((json_int_t)res->cq_mod));
 	report_row_attach(r, "retransmits", json_integer((json_int_t)res->counters.retransmits));
 	if (soft)
 		report_row_attach(r, "counters", counters_json(&res->counters));
@@ -252,6 +269,20 @@ static int check_bw_options(const struct bw_cli *b, enum perf_role role)
 	if (b->c.o.bidirectional && b->c.o.op == PERF_ATOMIC)
 		return usage_error("bw", "-b/--bidirectional is for write, read and send: drop it "
 				   "with atomics");
+	if (b->c.o.post_list > 1 && b->c.o.cq_mod && b->c.o.cq_mod != b->c.o.post_list)
+		return usage_error("bw", "-l/--post_list %u signals the last work request of each "
+				   "list (cq_mod %u): drop -Q/--cq-mod", b->c.o.post_list,
+				   b->c.o.post_list);
+	if (b->c.o.post_list > b->c.o.tx_depth)
+		return usage_error("bw", "-l/--post_list %u exceeds the TX depth %u: lower -l or "
+				   "raise -t/--tx-depth", b->c.o.post_list, b->c.o.tx_depth);
+	if (b->c.o.post_list > 1 && b->c.o.op == PERF_ATOMIC && b->c.o.post_list > 8)
+		return usage_error("bw", "-l/--post_list %u: atomics keep at most 8 in flight here "
+				   "(one result buffer each): give -l 8 or less", b->c.o.post_list);
+	if (b->c.o.post_list > 1 && b->c.o.iters % b->c.o.post_list)
+		return usage_error("bw", "-n/--iters %llu is not a multiple of -l/--post_list %u: "
+				   "give a multiple", (unsigned long long)b->c.o.iters,
+				   b->c.o.post_list);
 	if (b->c.o.rate_limit > 0 && role == PERF_SERVER)
 		return usage_error("bw", "--rate_limit is set by the client (with -b it paces both "
 				   "sides): drop it on the server");

@@ -309,6 +309,15 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 	report_param(r, "Operation", "op", REPORT_STR, RV_STR(op));
 	report_param(r, "Number of qps", "qps", REPORT_U64, RV_U64(o->qps));
 	report_param(r, "TX depth", "tx_depth", REPORT_U64, RV_U64(o->tx_depth));
+	if (!o->latency) {	/* perftest's headings; -a: the first size's (rows say theirs) */
+		struct perf_opts first = *o;
+
+		first.size = c->all ? 2 : o->size;
+		report_param(r, "CQ Moderation", "cq_mod", REPORT_U64,
+			     RV_U64(perf_cq_mod(&first, perf_tx_depth(o))));
+		report_param(r, "Post List", "post_list", REPORT_U64,
+			     RV_U64(o->post_list ? o->post_list : 1));
+	}
 	report_param(r, "Mtu", "mtu_bytes", REPORT_U64, RV_U64(perf_mtu(s)));
 	if (o->iters)
 		report_param(r, "Iterations", "iterations", REPORT_U64, RV_U64(o->iters));

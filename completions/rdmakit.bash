@@ -51,7 +51,7 @@ _rdmakit_command_opts()
 		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --inline_size --rdma-cm --rdma_cm --cpu_util' \
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
 			'--interval --unit --expect-gbps --limit_bw --expect-mpps --limit_msgrate' \
-			'--bidirectional --rate_limit --rate_units --rate_limit_type' \
+			'--bidirectional --cq-mod --post_list --post-list --rate_limit --rate_units --rate_limit_type' \
 			'--json --pretty --help'
 		;;
 	lat)
@@ -154,6 +154,7 @@ _rdmakit_option_value()
 	bw:-u|bw:--qp-timeout|bw:--retry-cnt|bw:--rnr-retry|bw:--timeout|\
 	bw:--interval|bw:--expect-gbps|bw:-w|bw:--limit_bw|bw:--expect-mpps|\
 	bw:-y|bw:--limit_msgrate|bw:--rate_limit|bw:-I|bw:--inline_size|lat:-I|lat:--inline_size|\
+	bw:-Q|bw:--cq-mod|bw:-l|bw:--post_list|bw:--post-list|\
 	lat:--bind|lat:-p|lat:--port|lat:--udp-port|lat:-i|lat:--ib-port|lat:-x|\
 	lat:--gid-index|lat:-s|lat:--size|lat:-n|lat:--iters|lat:-D|lat:--duration|\
 	lat:-q|lat:--qp|lat:-t|lat:--tx-depth|lat:-r|lat:--rx-depth|lat:-o|lat:--outs|\

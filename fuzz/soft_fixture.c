@@ -185,7 +185,7 @@ static bool post_sends(struct fix *f, char *err)
 
 	f->nreq = 0;
 	for (size_t i = 0; i < sizeof(wrs) / sizeof(wrs[0]); i++) {
-		if (soft_engine_ops.post_send(f->req, &wrs[i], err) < 0)
+		if (soft_engine_ops.post_send(f->req, &wrs[i], NULL, err) < 0)
 			return false;
 		f->nreq++;
 	}

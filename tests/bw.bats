@@ -391,6 +391,66 @@ assert d["results"][0]["iterations"] == 3000, d'
 		'^ 65536 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$' --bind "$ADDR" -D 1
 }
 
+# --- selective signaling and post lists (perftest -Q, -l) ---------------------------
+
+@test "bw -Q/-l: perftest's cq_mod defaults (100 up to 8 KiB, 1 above, capped at -t) and the preamble" {
+	local args want
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR" -n 100 $args
+		assert_success
+		json_eval '
+want_mod, want_list = map(int, sys.argv[2].split())
+p, (r,) = d["params"], d["results"]
+assert (p["cq_mod"], p["post_list"]) == (want_mod, want_list), (p, sys.argv[2])
+assert r["cq_mod"] == want_mod and r["iterations"] == 100, r' "$want"
+	done <<-'EOF2'
+	-s 2|100 1
+	-s 8k|100 1
+	-s 8193|1 1
+	-s 2 -t 40|40 1
+	-s 2 -Q 7|7 1
+	-s 64k -Q 7|7 1
+	-s 2 -Q 500|128 1
+	-s 2 -l 4|4 4
+	-s 64k --post-list 10|10 10
+	--op atomic|8 1
+	EOF2
+	run "$RDMAKIT" bw --loopback --bind "$ADDR" -n 100 -s 2 -l 4
+	assert_success
+	assert_line --regexp '^ CQ Moderation +: 4$'
+	assert_line --regexp '^ Post List +: 4$'
+}
+
+@test "bw -Q and -l: every op on several QPs, by count and by time, verified, each run ends" {
+	local args
+	while read -r args; do
+		# shellcheck disable=SC2086
+		run --separate-stderr timeout 60 "$RDMAKIT" -j bw --loopback --bind "$ADDR" --verify $args
+		[[ $status -eq 0 ]] || fail "bw $args: exit $status: $output $stderr"
+		json_eval '
+(r,) = d["results"]
+args = sys.argv[2].split()
+assert not d["errors"] and r["iterations"] > 0, (args, d)
+if "-n" in args:
+    assert r["iterations"] == int(args[args.index("-n") + 1]), (args, r)
+else:
+    # By time, the last WR of each QP is signaled (a tail WR when needed):
+    # with no signaled completion owed the run would not have ended.
+    assert r["seconds"] >= 0.3, r' "$args"
+	done <<-'EOF2'
+	--op write -s 3000 -q 3 -n 1000 -Q 7
+	--op read -s 4097 -q 4 -n 992 -l 4
+	--op send -s 100 -q 2 -n 1000 -Q 50
+	--op atomic -q 2 -n 1000 -Q 5
+	-A CMP_AND_SWAP -n 96 -l 8
+	--op write -s 2 -q 3 -D 0.3 -Q 13
+	--op read -s 64k -q 2 -D 0.3 -Q 3
+	--op write -s 2 -D 0.3 -l 7 -t 20
+	-b --op write -s 1k -n 1000 -Q 9
+	EOF2
+}
+
 # --- usage errors -------------------------------------------------------------------
 
 @test "bw usage errors: exit 2, nothing on stdout, one line naming the problem" {
@@ -443,6 +503,13 @@ assert d["results"][0]["iterations"] == 3000, d'
 	--rate_limit_type bogus --rate_limit 1|invalid value 'bogus' for --rate_limit_type
 	--rate_limit_type HW --rate_limit 1 --loopback|rdmakit paces in software only
 	--rate_limit_type pp --rate_limit 1 --loopback|give --rate_limit_type SW
+	-Q 0 --loopback|-Q/--cq-mod
+	-l 0 --loopback|-l/--post_list
+	-l 8 -n 1004 --loopback|-n/--iters 1004 is not a multiple of -l/--post_list 8
+	-l 200 --loopback|-l/--post_list 200 exceeds the TX depth 128
+	-l 16 -t 8 --loopback|raise -t/--tx-depth
+	-l 8 -Q 4 --loopback|drop -Q/--cq-mod
+	-l 16 --op atomic --loopback|give -l 8 or less
 	EOF2
 }
 

@@ -21,7 +21,7 @@ struct bins {
 	unsigned used;
 };
 
-static void bins_add(struct bins *b, uint64_t t_ns, uint64_t bytes)
+static void bins_add(struct bins *b, uint64_t t_ns, uint64_t bytes, uint64_t msgs)
 {
 	uint64_t i = t_ns / b->width_ns;
 
@@ -37,7 +37,7 @@ static void bins_add(struct bins *b, uint64_t t_ns, uint64_t bytes)
 		i = t_ns / b->width_ns;
 	}
 	b->bytes[i] += bytes;
-	b->msgs[i]++;
+	b->msgs[i] += msgs;
 	if (i + 1 > b->used)
 		b->used = (unsigned)i + 1;
 }
@@ -121,13 +121,15 @@ static uint64_t msg_bytes(const struct perf_session *s)
 	return s->o.op == PERF_ATOMIC ? 8 : s->o.size;
 }
 
+/* WR n of QP q; its completion (when signaled) says that WRs 0..n of the
+ * QP are done: completions come in order on a QP. */
 static struct xport_send_wr make_wr(struct perf_session *s, struct perf_end *e, unsigned q,
-				    uint64_t n)
+				    uint64_t n, bool signaled)
 {
 	uint64_t local = (uint64_t)(uintptr_t)e->buf + q * e->slot + e->tx_off;
 	uint64_t remote = e->remote_va + q * e->peer_slot + e->tx_off;
 	struct xport_send_wr wr = {
-		.wr_id = (uint64_t)q << 48 | (n & 0xFFFFFFFFFFFFULL), .signaled = true,
+		.wr_id = (uint64_t)q << 48 | (n & 0xFFFFFFFFFFFFULL), .signaled = signaled,
 		.sge = { local, (uint32_t)s->o.size, e->mr->lkey },
 		.remote_addr = remote, .rkey = e->remote_rkey,
 		.inline_data = perf_inline_ok(s, s->o.size),
@@ -149,21 +151,22 @@ static struct xport_send_wr make_wr(struct perf_session *s, struct perf_end *e, 
 	return wr;
 }
 
-/* Atomics: the n-th operation on a QP's counter must return n. */
-static bool atomic_ok(const struct perf_end *e, const struct xport_wc *wc)
+/* Atomics: the n-th operation on a QP's counter must return n.  At most
+ * ATOMIC_LANES are in flight, so WR n's lane is not yet reused when its
+ * completion (or a later WR's, when it was unsignaled) is seen. */
+static bool atomic_ok(const struct perf_end *e, unsigned q, uint64_t n)
 {
-	unsigned q = (unsigned)(wc->wr_id >> 48);
-	uint64_t n = wc->wr_id & 0xFFFFFFFFFFFFULL, got;
+	uint64_t got;
 
 	memcpy(&got, e->buf + q * e->slot + e->half + (n % ATOMIC_LANES) * 8, 8);
 	return got == n;
 }
 
-static unsigned depth_of(const struct perf_session *s)
+unsigned perf_tx_depth(const struct perf_opts *o)
 {
-	if (s->o.op == PERF_ATOMIC && s->o.tx_depth > ATOMIC_LANES)
+	if (o->op == PERF_ATOMIC && o->tx_depth > ATOMIC_LANES)
 		return ATOMIC_LANES;
-	return s->o.tx_depth;
+	return o->tx_depth;
 }
 
 /* --rate_limit as messages per second of this run's size. */
@@ -177,12 +180,24 @@ static double rate_pps(const struct perf_opts *o, uint64_t bytes)
 	return o->rate_limit * 1e9 / 8 / (double)bytes;
 }
 
+unsigned perf_cq_mod(const struct perf_opts *o, unsigned depth)
+{
+	unsigned m = o->post_list > 1 ? o->post_list : o->cq_mod ? o->cq_mod :
+		     o->size <= PERF_CQ_MOD_MAX_SIZE ? PERF_CQ_MOD_DEFAULT : 1;
+
+	return m > depth ? depth : m;
+}
+
 /* One end's sending side of a run: the client's, and with -b the
  * server's too. */
 struct tx {
 	struct perf_end *e;
 	struct bins *bins;
 	uint64_t posted[PERF_MAX_QPS], done[PERF_MAX_QPS];
+	uint64_t quota[PERF_MAX_QPS];	/* -n: WRs each QP posts; 0: until the deadline */
+	bool tail_due[PERF_MAX_QPS];	/* -D ended after an unsignaled WR: one more,
+					 * signaled, so the QP's last completion comes */
+	unsigned tails_due, cq_mod, list;
 	uint64_t total_posted, total_done, t0, deadline, last, cpu0;
 	double pps;			/* --rate_limit; 0: as fast as it goes */
 	uint64_t pace_t0, pace_posted;	/* the pacing schedule's origin */
@@ -197,7 +212,16 @@ static void tx_start(struct perf_session *s, struct perf_end *e, struct tx *t, s
 	b->width_ns = BIN_NS_START;
 	t->e = e;
 	t->bins = b;
-	t->depth = depth_of(s);
+	t->depth = perf_tx_depth(&s->o);
+	t->list = s->o.post_list > 1 ? s->o.post_list : 1;
+	t->cq_mod = perf_cq_mod(&s->o, t->depth);
+	/* -n in whole lists, spread over the QPs as evenly as lists allow. */
+	if (s->o.iters) {
+		uint64_t lists = s->o.iters / t->list;
+
+		for (unsigned q = 0; q < s->o.qps; q++)
+			t->quota[q] = t->list * (lists / s->o.qps + (q < lists % s->o.qps));
+	}
 	t->pps = s->o.rate_limit > 0 ? rate_pps(&s->o, msg_bytes(s)) : 0;
 	t->cpu0 = perf_cpu_ns();
 	t->t0 = t->pace_t0 = perf_now_ns();
@@ -206,7 +230,58 @@ static void tx_start(struct perf_session *s, struct perf_end *e, struct tx *t, s
 
 static bool tx_done(const struct tx *t)
 {
-	return t->stop_posting && t->total_done >= t->total_posted;
+	return t->stop_posting && !t->tails_due && t->total_done >= t->total_posted;
+}
+
+/* Whether WR n of QP q asks for a completion: every cq_mod-th, the last of
+ * each list, and the last the QP posts. */
+static bool tx_signaled(const struct tx *t, unsigned q, uint64_t n)
+{
+	return (n + 1) % t->cq_mod == 0 || (t->quota[q] && n + 1 == t->quota[q]);
+}
+
+/* Posts a list of `len` WRs on QP q (one call, one doorbell). */
+static int tx_post(struct perf_session *s, struct tx *t, unsigned q, unsigned len, bool signal_last,
+		   char *err)
+{
+	struct xport_send_wr wrs[PERF_MAX_POST_LIST];
+
+	for (unsigned i = 0; i < len; i++) {
+		uint64_t n = t->posted[q] + i;
+
+		wrs[i] = make_wr(s, t->e, q, n, tx_signaled(t, q, n) ||
+				 (signal_last && i + 1 == len));
+		wrs[i].next = i + 1 < len ? &wrs[i + 1] : NULL;
+	}
+	if (xport_post_send_list(t->e->qp[q], wrs, NULL, err) < 0)
+		return -1;
+	t->posted[q] += len;
+	t->total_posted += len;
+	return 0;
+}
+
+/* -D ended: each QP whose last WR went unsignaled posts one more that is
+ * signaled (a full message, counted like the others) once there is room. */
+static int tx_tails(struct perf_session *s, struct tx *t, char *err)
+{
+	for (unsigned q = 0; q < s->o.qps; q++) {
+		if (!t->tail_due[q] || t->posted[q] - t->done[q] >= t->depth)
+			continue;
+		if (tx_post(s, t, q, 1, true, err) < 0)
+			return -1;
+		t->tail_due[q] = false;
+		t->tails_due--;
+	}
+	return 0;
+}
+
+static void tx_stop(struct perf_session *s, struct tx *t)
+{
+	t->stop_posting = true;
+	for (unsigned q = 0; q < s->o.qps; q++) {
+		t->tail_due[q] = t->posted[q] && !tx_signaled(t, q, t->posted[q] - 1);
+		t->tails_due += t->tail_due[q];
+	}
 }
 
 /* Software pacing: no message before its time on the rate's schedule.
@@ -242,19 +317,20 @@ static int tx_step(struct perf_session *s, struct tx *t, char *err)
 		room = false;
 		for (unsigned k = 0; k < s->o.qps && !t->stop_posting && tx_due(t, now);
 		     k++, t->q = (t->q + 1) % s->o.qps) {
-			struct xport_send_wr wr;
+			unsigned q = t->q;
 
-			if (t->posted[t->q] - t->done[t->q] >= t->depth)
+			if (t->posted[q] - t->done[q] + t->list > t->depth ||
+			    (t->quota[q] && t->posted[q] >= t->quota[q]))
 				continue;
-			wr = make_wr(s, t->e, t->q, t->posted[t->q]);
-			if (xport_post_send(t->e->qp[t->q], &wr, err) < 0)
+			if (tx_post(s, t, q, t->list, false, err) < 0)
 				return -1;
-			t->posted[t->q]++;
-			t->total_posted++;
 			room = true;
-			t->stop_posting = s->o.iters ? t->total_posted >= s->o.iters : false;
+			if (s->o.iters && t->total_posted >= s->o.iters)
+				tx_stop(s, t);
 		}
 	}
+	if (t->tails_due && tx_tails(s, t, err) < 0)
+		return -1;
 	n = xport_poll_cq(t->e->cq, wc, 64);
 	if (n < 0) {
 		snprintf(err, XPORT_ERR_LEN, "the completion queue overflowed");
@@ -265,6 +341,7 @@ static int tx_step(struct perf_session *s, struct tx *t, char *err)
 		t->last = now;
 	for (int i = 0; i < n; i++) {
 		unsigned wq = (unsigned)(wc[i].wr_id >> 48);
+		uint64_t upto = (wc[i].wr_id & 0xFFFFFFFFFFFFULL) + 1, count;
 
 		if (wc[i].status != XPORT_WC_SUCCESS)
 			return perf_wc_error(&wc[i], err);
@@ -272,14 +349,21 @@ static int tx_step(struct perf_session *s, struct tx *t, char *err)
 			perf_server_on_wc(s, t->e, &wc[i]);
 			continue;
 		}
-		if (s->o.op == PERF_ATOMIC && s->o.verify && !atomic_ok(t->e, &wc[i]))
-			t->atomic_bad = true;
-		t->done[wq]++;
-		t->total_done++;
-		bins_add(t->bins, now - t->t0, bytes);
+		if (wq >= s->o.qps || upto <= t->done[wq] || upto > t->posted[wq]) {
+			snprintf(err, XPORT_ERR_LEN, "a completion for work request %llu of QP %u, "
+				 "which is not outstanding", (unsigned long long)upto - 1, wq);
+			return -1;
+		}
+		/* One completion retires the unsignaled WRs before it too. */
+		count = upto - t->done[wq];
+		for (uint64_t k = t->done[wq]; s->o.op == PERF_ATOMIC && s->o.verify && k < upto; k++)
+			t->atomic_bad |= !atomic_ok(t->e, wq, k);
+		t->done[wq] = upto;
+		t->total_done += count;
+		bins_add(t->bins, now - t->t0, bytes * count, count);
 	}
-	if (!s->o.iters && now >= t->deadline)
-		t->stop_posting = true;
+	if (!s->o.iters && now >= t->deadline && !t->stop_posting)
+		tx_stop(s, t);
 	return 0;
 }
 
@@ -290,6 +374,7 @@ static void tx_finish(struct perf_session *s, const struct tx *t, struct perf_bw
 
 	r->bytes_per_msg = s->o.size;
 	r->iterations = t->total_done;
+	r->cq_mod = t->cq_mod;
 	r->seconds = t->last > t->t0 ? (double)(t->last - t->t0) / 1e9 : 0;
 	if (r->seconds > 0) {
 		double bytes = (double)t->total_done * (double)msg_bytes(s);
@@ -467,7 +552,7 @@ static int client_done(struct perf_session *s, struct tx *t, char *err)
 		return -1;
 	text[len] = '\0';
 	if (strcmp(text, "stop") == 0) {
-		t->stop_posting = true;
+		tx_stop(s, t);
 		return 0;
 	}
 	if (strcmp(text, "done")) {

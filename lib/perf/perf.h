@@ -20,6 +20,12 @@
 #define PERF_MAX_QPS 64
 #define PERF_MAX_INTERVALS 4096
 
+#define PERF_MAX_POST_LIST 512
+/* perftest's selective signaling: one completion per 100 WRs for messages
+ * up to 8 KiB, every WR above. */
+#define PERF_CQ_MOD_DEFAULT 100
+#define PERF_CQ_MOD_MAX_SIZE 8192
+
 enum perf_op { PERF_WRITE, PERF_READ, PERF_SEND, PERF_ATOMIC };
 
 /* Parameters a server may have been given itself: set on both sides with
@@ -46,6 +52,9 @@ struct perf_opts {
 	double duration;		/* seconds, when iters == 0 */
 	unsigned qps;
 	unsigned tx_depth;
+	unsigned cq_mod;		/* bw: one WR in cq_mod signaled (perftest -Q);
+					 * 0: 100 up to 8 KiB, 1 above, as perftest */
+	unsigned post_list;		/* bw: WRs posted per call (perftest -l); 0, 1: one */
 	unsigned rx_depth;
 	unsigned outs;			/* outstanding READs/atomics per QP */
 	uint32_t mtu;			/* 0: engine default */
@@ -80,6 +89,7 @@ struct perf_interval {
 
 struct perf_bw_result {
 	uint64_t bytes_per_msg, iterations;
+	unsigned cq_mod;		/* one WR in cq_mod was signaled */
 	double seconds;
 	double bw_avg_gbps, bw_peak_gbps, msg_rate_mpps;
 	struct perf_interval intervals[PERF_MAX_INTERVALS];
@@ -127,5 +137,11 @@ int perf_serve_all(struct perf_session *s, unsigned *runs, char *err);
 const char *perf_peer(const struct perf_session *s);
 
 const char *perf_op_name(enum perf_op op);
+/* The cq_mod a bw run uses with send-queue depth `depth` (-l sets it to
+ * the list length; capped at the depth, as perftest does). */
+unsigned perf_cq_mod(const struct perf_opts *o, unsigned depth);
+/* WRs a bw run keeps in flight per QP: -t, and at most 8 atomics (each
+ * has a result buffer of its own). */
+unsigned perf_tx_depth(const struct perf_opts *o);
 
 #endif

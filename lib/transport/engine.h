@@ -23,7 +23,8 @@ struct xport_engine_ops {
 	void (*destroy_qp)(void *qp);
 	void (*qp_info)(void *qp, struct xport_qp_info *info);
 	int (*connect)(void *qp, const struct xport_qp_info *peer, char *err);
-	int (*post_send)(void *qp, const struct xport_send_wr *wr, char *err);
+	/* wr and the list after it; *posted: how many were taken. */
+	int (*post_send)(void *qp, const struct xport_send_wr *wr, unsigned *posted, char *err);
 	int (*post_recv)(void *qp, const struct xport_recv_wr *wr, char *err);
 	int (*poll_cq)(void *cq, struct xport_wc *wc, int n);
 	/* Optional: sleeps until there may be progress to make (see xport_wait). */

@@ -249,9 +249,23 @@ void xport_cm_close(struct xport_cm *l)
 	free(l);
 }
 
+int xport_post_send_list(struct xport_qp *qp, const struct xport_send_wr *wr, unsigned *posted,
+			 char *err)
+{
+	unsigned n = 0;
+	int rc = qp->dev->ops->post_send(qp->impl, wr, &n, err);
+
+	if (posted)
+		*posted = n;
+	return rc;
+}
+
 int xport_post_send(struct xport_qp *qp, const struct xport_send_wr *wr, char *err)
 {
-	return qp->dev->ops->post_send(qp->impl, wr, err);
+	struct xport_send_wr one = *wr;
+
+	one.next = NULL;
+	return xport_post_send_list(qp, &one, NULL, err);
 }
 
 int xport_post_recv(struct xport_qp *qp, const struct xport_recv_wr *wr, char *err)

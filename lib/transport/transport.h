@@ -74,10 +74,13 @@ struct xport_sge {
 };
 
 struct xport_send_wr {
+	const struct xport_send_wr *next;	/* a list posted at once (ibv_send_wr.next) */
 	uint64_t wr_id;
 	enum xport_wr_opcode opcode;
 	struct xport_sge sge;
-	bool signaled;		/* generate a completion on success */
+	bool signaled;		/* a completion on success; an unsignaled WR's
+				 * send-queue slot is freed when a later
+				 * signaled completion is polled (verbs) */
 	bool inline_data;	/* SEND/WRITE: the payload is copied at post time
 				 * (IBV_SEND_INLINE); at most max_inline_data */
 	uint32_t imm;		/* *_WITH_IMM, host order */
@@ -233,6 +236,13 @@ int xport_cm_connect(struct xport_qp *qp, const char *addr, const char *src, uin
 		     uint32_t token, uint32_t index, int timeout_ms, char *err);
 void xport_cm_close(struct xport_cm *l);
 
+/* Posts wr and the list that follows it through ->next, in order (one
+ * doorbell on an RNIC).  On failure the WRs before the one that failed are
+ * posted and the rest are not, as with ibv_post_send's bad_wr; *posted
+ * (when not NULL) says how many went. */
+int xport_post_send_list(struct xport_qp *qp, const struct xport_send_wr *wr, unsigned *posted,
+			 char *err);
+/* One WR (its ->next is ignored). */
 int xport_post_send(struct xport_qp *qp, const struct xport_send_wr *wr, char *err);
 int xport_post_recv(struct xport_qp *qp, const struct xport_recv_wr *wr, char *err);
 /* Up to n completions; drives the engine's progress (soft). */

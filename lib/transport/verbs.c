@@ -205,6 +205,13 @@ static void verbs_destroy_cq(void *cq)
 	free(c);
 }
 
+static void verbs_qp_free(struct verbs_qp *q)
+{
+	free(q->list);
+	free(q->list_sge);
+	free(q);
+}
+
 static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport_qp_attr *a,
 			     char *err)
 {
@@ -231,17 +238,25 @@ static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport
 	}
 	q->dev = d;
 	q->attr = *a;
+	q->list_cap = init.cap.max_send_wr;
+	q->list = calloc(q->list_cap, sizeof(*q->list));
+	q->list_sge = calloc(q->list_cap, sizeof(*q->list_sge));
+	if (!q->list || !q->list_sge) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		verbs_qp_free(q);
+		return NULL;
+	}
 	q->qp = ibv_create_qp(d->pd, &init);
 	if (!q->qp && a->max_inline_data) {
 		snprintf(err, XPORT_ERR_LEN, "%s refuses an inline size of %u bytes (%s): lower "
 			 "-I/--inline_size", d->name, a->max_inline_data, strerror(errno));
-		free(q);
+		verbs_qp_free(q);
 		return NULL;
 	}
 	if (!q->qp) {
 		snprintf(err, XPORT_ERR_LEN, "cannot create an RC QP on %s: %s (queue depths above "
 			 "the device's limits?)", d->name, strerror(errno));
-		free(q);
+		verbs_qp_free(q);
 		return NULL;
 	}
 	if (ibv_modify_qp(q->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
@@ -249,7 +264,7 @@ static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport
 		snprintf(err, XPORT_ERR_LEN, "cannot move the QP to INIT on %s port %u: %s",
 			 d->name, d->port, strerror(errno));
 		ibv_destroy_qp(q->qp);
-		free(q);
+		verbs_qp_free(q);
 		return NULL;
 	}
 	d->psn_seed = d->psn_seed * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -265,7 +280,7 @@ static void verbs_destroy_qp(void *qp)
 		return;
 	verbs_cm_release(q);
 	ibv_destroy_qp(q->qp);
-	free(q);
+	verbs_qp_free(q);
 }
 
 uint32_t verbs_port_mtu(const struct verbs_qp *q)
@@ -376,28 +391,48 @@ static enum ibv_wr_opcode wr_opcode(enum xport_wr_opcode op)
 	}
 }
 
-static int verbs_post_send(void *qp, const struct xport_send_wr *w, char *err)
+static void to_ibv_wr(const struct xport_send_wr *w, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
-	struct verbs_qp *q = qp;
-	struct ibv_sge sge = { w->sge.addr, w->sge.length, w->sge.lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = w->wr_id, .sg_list = &sge, .num_sge = w->sge.length ? 1 : 0,
+	*sge = (struct ibv_sge){ w->sge.addr, w->sge.length, w->sge.lkey };
+	*wr = (struct ibv_send_wr){
+		.wr_id = w->wr_id, .sg_list = sge, .num_sge = w->sge.length ? 1 : 0,
 		.opcode = wr_opcode(w->opcode), .send_flags = (w->signaled ? IBV_SEND_SIGNALED : 0) |
 			      (w->inline_data ? IBV_SEND_INLINE : 0),
 		.imm_data = htonl(w->imm),
-	}, *bad;
+	};
+	if (w->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP || w->opcode == XPORT_WR_ATOMIC_FETCH_AND_ADD) {
+		wr->wr.atomic.remote_addr = w->remote_addr;
+		wr->wr.atomic.rkey = w->rkey;
+		wr->wr.atomic.compare_add = w->compare_add;
+		wr->wr.atomic.swap = w->swap;
+	} else {
+		wr->wr.rdma.remote_addr = w->remote_addr;
+		wr->wr.rdma.rkey = w->rkey;
+	}
+}
+
+/* The list goes to the device in one ibv_post_send (one doorbell). */
+static int verbs_post_send(void *qp, const struct xport_send_wr *w, unsigned *posted, char *err)
+{
+	struct verbs_qp *q = qp;
+	struct ibv_send_wr *bad = NULL;
+	uint32_t n = 0;
 	int rc;
 
-	if (w->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP || w->opcode == XPORT_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = w->remote_addr;
-		wr.wr.atomic.rkey = w->rkey;
-		wr.wr.atomic.compare_add = w->compare_add;
-		wr.wr.atomic.swap = w->swap;
-	} else {
-		wr.wr.rdma.remote_addr = w->remote_addr;
-		wr.wr.rdma.rkey = w->rkey;
+	for (const struct xport_send_wr *x = w; x; x = x->next, n++) {
+		if (n == q->list_cap) {
+			snprintf(err, XPORT_ERR_LEN, "a list of more work requests than the send "
+				 "queue holds (%u)", q->list_cap);
+			if (posted)
+				*posted = 0;
+			return -1;
+		}
+		to_ibv_wr(x, &q->list[n], &q->list_sge[n]);
+		q->list[n].next = x->next ? &q->list[n + 1] : NULL;
 	}
-	rc = ibv_post_send(q->qp, &wr, &bad);
+	rc = n ? ibv_post_send(q->qp, q->list, &bad) : 0;
+	if (posted)
+		*posted = rc && bad ? (unsigned)(bad - q->list) : rc ? 0 : n;
 	if (rc) {
 		snprintf(err, XPORT_ERR_LEN, "cannot post a send work request: %s", strerror(rc));
 		return -1;

@@ -31,6 +31,10 @@ struct verbs_qp {
 	struct ibv_qp *qp;
 	struct xport_qp_attr attr;
 	uint32_t psn;
+	/* A posted list in verbs' form: one entry per send-queue slot. */
+	struct ibv_send_wr *list;
+	struct ibv_sge *list_sge;
+	uint32_t list_cap;
 	/* --rdma-cm: the connection this QP was connected through (kept for
 	 * the QP's life: destroying it disconnects), with its event channel. */
 	struct rdma_cm_id *cm_id;

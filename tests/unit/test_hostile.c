@@ -839,7 +839,7 @@ static uint32_t post(struct unit *u, struct hostile *h, enum xport_wr_opcode op,
 	uint64_t end = soft_now_ns() + 2000000000ull;
 	int n = 0;
 
-	CHECK_EQ(u, soft_engine_ops.post_send(h->qp, &wr, err), 0);
+	CHECK_EQ(u, soft_engine_ops.post_send(h->qp, &wr, NULL, err), 0);
 	/* A QP slowed by CNPs may wait a little for pacer tokens. */
 	while (!n && soft_now_ns() < end)
 		n = take(h, r, 8);

@@ -278,7 +278,7 @@ static void data_ops(struct unit *u, int drop, int dup, int reorder, uint64_t se
 		memset(b->buf, 0, len);
 		wr = wr_of(a, b, XPORT_WR_RDMA_WRITE_WITH_IMM, 0, len);
 		CHECK_EQ(u, soft_engine_ops.post_recv(b->qp, &rr, err), 0);
-		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, NULL, err), 0);
 		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
 		CHECK_EQ(u, run_until(&pr, 1, 1, wc), 1);
@@ -290,7 +290,7 @@ static void data_ops(struct unit *u, int drop, int dup, int reorder, uint64_t se
 		fill(b->buf, len, seed * 3 + k);
 		memset(a->buf, 0, len);
 		wr = wr_of(a, b, XPORT_WR_RDMA_READ, 0, len);
-		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, NULL, err), 0);
 		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
 		CHECK_EQ(u, wc[0].opcode, XPORT_WC_RDMA_READ);
@@ -301,7 +301,7 @@ static void data_ops(struct unit *u, int drop, int dup, int reorder, uint64_t se
 		memset(b->buf + (4 << 20), 0, len);
 		wr = wr_of(a, b, XPORT_WR_SEND, 0, len);
 		CHECK_EQ(u, soft_engine_ops.post_recv(b->qp, &rr, err), 0);
-		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, NULL, err), 0);
 		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
 		CHECK_EQ(u, run_until(&pr, 1, 1, wc), 1);
@@ -349,7 +349,7 @@ static void atomics(struct unit *u, int drop, int dup)
 
 		wr.sge.addr = (uint64_t)(uintptr_t)pr.s[0].buf + 128;
 		wr.compare_add = 3;
-		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
 		memcpy(&got, pr.s[0].buf + 128, 8);
@@ -365,7 +365,7 @@ static void atomics(struct unit *u, int drop, int dup)
 		wr.sge.addr = (uint64_t)(uintptr_t)pr.s[0].buf + 128;
 		wr.compare_add = 700;
 		wr.swap = 42;
-		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 		memcpy(&got, pr.s[0].buf + 128, 8);
 		CHECK(u, got == (i == 0 ? 700 : 42));
@@ -409,7 +409,7 @@ static void access_case(struct unit *u, int which)
 		memcpy(pr.s[0].buf, before, 0);
 		break;
 	}
-	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 	CHECK_EQ(u, wc[0].status, expect);
 	CHECK(u, memcmp(before, pr.s[1].buf, sizeof(before)) == 0);
@@ -435,7 +435,7 @@ static void test_rnr(struct unit *u)
 
 	pair_open(&pr, 4096, 31, 0, 0, 0, 100);
 	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_SEND, 0, 100);
-	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 	for (int i = 0; i < 50; i++) {
 		soft_progress(pr.s[0].dev);
 		soft_progress(pr.s[1].dev);
@@ -478,7 +478,7 @@ static void test_inline(struct unit *u)
 		wr.inline_data = true;
 		if (wr.opcode == XPORT_WR_SEND)
 			CHECK_EQ(u, soft_engine_ops.post_recv(b->qp, &rr, err), 0);
-		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, NULL, err), 0);
 		memset(a->buf, 0xEE, len);	/* reused before anything was sent */
 		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
@@ -492,9 +492,9 @@ static void test_inline(struct unit *u)
 						     SOFT_MAX_INLINE + 1);
 
 		rd.inline_data = too_big.inline_data = true;
-		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &rd, err), -1);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &rd, NULL, err), -1);
 		CHECK(u, strstr(err, "SEND and WRITE") != NULL);
-		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &too_big, err), -1);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &too_big, NULL, err), -1);
 		CHECK(u, strstr(err, "max_inline_data") != NULL);
 	}
 	pair_close(&pr);
@@ -515,7 +515,7 @@ static void test_retry_exceeded(struct unit *u)
 	for (int i = 0; i < 3; i++) {
 		struct xport_send_wr wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 4096);
 
-		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 	}
 	t0 = soft_now_ns();
 	CHECK_EQ(u, run_until(&pr, 0, 3, wc), 3);
@@ -524,6 +524,114 @@ static void test_retry_exceeded(struct unit *u)
 	CHECK_EQ(u, wc[2].status, XPORT_WC_WR_FLUSH_ERR);
 	/* 4 timeouts of 4.096 us * 2^8 = 1 ms each, give or take scheduling. */
 	CHECK(u, soft_now_ns() - t0 < 1000000000ull);
+	pair_close(&pr);
+}
+
+/*
+ * Selective signaling with verbs semantics: a list of WRITEs, one in four
+ * signaled, gives only the signaled completions; the send queue stays full
+ * of retired unsignaled WRs until a signaled completion is polled; on a
+ * failure the failing WR completes (though unsignaled) and the WRs after
+ * it are flushed, signaled or not.
+ */
+static void test_unsignaled(struct unit *u)
+{
+	struct xport_qp_attr a = { .max_send_wr = 8, .max_recv_wr = 8, .mtu = 1024, .timeout = 8,
+				   .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
+	struct xport_send_wr wrs[8];
+	struct xport_wc wc[8];
+	char err[XPORT_ERR_LEN];
+	unsigned posted = 99;
+	struct pair pr;
+	struct xport_qp_info info[2];
+
+	pair_open(&pr, 65536, 61, 0, 0, 0, 0xFFFFFE);
+	/* A QP with room for 8 WRs, on the first pair's devices. */
+	soft_engine_ops.destroy_qp(pr.s[0].qp);
+	soft_engine_ops.destroy_qp(pr.s[1].qp);
+	for (int i = 0; i < 2; i++)
+		pr.s[i].qp = soft_engine_ops.create_qp(pr.s[i].dev, pr.s[i].cq, pr.s[i].cq, &a, err);
+	for (int i = 0; i < 2; i++)
+		soft_engine_ops.qp_info(pr.s[i].qp, &info[i]);
+	for (int i = 0; i < 2; i++)
+		soft_engine_ops.connect(pr.s[i].qp, &info[!i], err);
+	fill(pr.s[0].buf, 65536, 62);
+	for (int i = 0; i < 8; i++) {
+		wrs[i] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, (size_t)i * 2048, 2000);
+		wrs[i].wr_id = (uint64_t)i;
+		wrs[i].signaled = i % 4 == 3;
+		wrs[i].next = i < 7 ? &wrs[i + 1] : NULL;
+	}
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, wrs, &posted, err), 0);
+	CHECK_EQ(u, posted, 8);
+	/* Full: 8 posted, none polled. */
+	wrs[0].next = NULL;
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, wrs, &posted, err), -1);
+	CHECK_EQ(u, posted, 0);
+	/* Let every WR finish without polling the requester's CQ: still full. */
+	for (int i = 0; i < 2000; i++) {
+		soft_progress(pr.s[0].dev);
+		soft_progress(pr.s[1].dev);
+	}
+	CHECK_EQ(u, pr.s[0].qp->sq_head, pr.s[0].qp->sq_tail);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, wrs, &posted, err), -1);
+	/* Two completions only: WRs 3 and 7; polling the first frees 4 slots. */
+	CHECK_EQ(u, soft_engine_ops.poll_cq(pr.s[0].cq, wc, 1), 1);
+	CHECK_EQ(u, wc[0].wr_id, 3);
+	for (int i = 0; i < 4; i++) {
+		wrs[i] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, (size_t)i * 2048, 2000);
+		wrs[i].wr_id = (uint64_t)(10 + i);
+		wrs[i].signaled = false;
+		wrs[i].next = i < 3 ? &wrs[i + 1] : NULL;
+	}
+	/* The fifth of a list of five finds no room: four are posted. */
+	wrs[3].next = &wrs[4];
+	wrs[4] = wrs[3];
+	wrs[4].next = NULL;
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, wrs, &posted, err), -1);
+	CHECK_EQ(u, posted, 4);
+	CHECK_EQ(u, soft_engine_ops.poll_cq(pr.s[0].cq, wc, 8), 1);
+	CHECK_EQ(u, wc[0].wr_id, 7);
+	for (int i = 0; i < 8; i++)
+		CHECK(u, memcmp(pr.s[0].buf + i * 2048, pr.s[1].buf + i * 2048, 2000) == 0);
+	/* 10..13 are unsignaled and succeed: no completion.  Four more fill
+	 * the queue; once all eight are done it is still full, as no signaled
+	 * completion was polled. */
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 0);
+	for (int i = 0; i < 4; i++)
+		wrs[i].wr_id = (uint64_t)(14 + i);
+	wrs[3].next = NULL;
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, wrs, &posted, err), 0);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 0);
+	CHECK_EQ(u, pr.s[0].qp->sq_head, pr.s[0].qp->sq_tail);
+	wrs[0].next = NULL;
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, wrs, &posted, err), -1);
+	CHECK_EQ(u, posted, 0);
+	pair_close(&pr);
+
+	/* Again with room: the failure and the flush complete unsignaled WRs. */
+	pair_open(&pr, 65536, 63, 0, 0, 0, 5);
+	wrs[2] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 100);
+	wrs[2].signaled = false;
+	wrs[2].wr_id = 19;
+	wrs[0] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 100);
+	wrs[0].rkey ^= 0x80;
+	wrs[0].signaled = false;
+	wrs[0].wr_id = 20;
+	wrs[1] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 100);
+	wrs[1].signaled = false;
+	wrs[1].wr_id = 21;
+	wrs[2].next = &wrs[0];
+	wrs[0].next = &wrs[1];
+	wrs[1].next = NULL;
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wrs[2], &posted, err), 0);
+	CHECK_EQ(u, posted, 3);
+	CHECK_EQ(u, run_until(&pr, 0, 2, wc), 2);
+	CHECK_EQ(u, wc[0].wr_id, 20);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_REM_ACCESS_ERR);
+	CHECK_EQ(u, wc[1].wr_id, 21);
+	CHECK_EQ(u, wc[1].status, XPORT_WC_WR_FLUSH_ERR);
+	CHECK_EQ(u, soft_engine_ops.poll_cq(pr.s[0].cq, wc, 8), 0);	/* 19: none */
 	pair_close(&pr);
 }
 
@@ -546,7 +654,7 @@ static void test_pipeline(struct unit *u)
 		if (i % 2)
 			wr.sge.addr += 1 << 19, wr.remote_addr += 1 << 19;
 		wr.wr_id = (uint64_t)i;
-		if (soft_engine_ops.post_send(pr.s[0].qp, &wr, err) == 0)
+		if (soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err) == 0)
 			posted++;
 	}
 	CHECK_EQ(u, posted, 128);
@@ -577,7 +685,7 @@ static void test_icrc_on_wire(struct unit *u)
 
 	pair_open(&pr, 8192, 61, 0, 0, 0, 9);
 	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 5000);
-	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 	soft_progress(pr.s[0].dev);
 	/* Rebuild each queued packet as an IPv4 frame and verify with the codec. */
 	for (int i = 0; i < pr.wire.len[1]; i++) {
@@ -713,7 +821,7 @@ static void test_ecn_cnp(struct unit *u)
 	t0 = soft_now_ns();
 	for (int i = 0; i < 4; i++) {
 		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 2 << 20);
-		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
 	}
@@ -748,7 +856,7 @@ static void test_ip_id_solved(struct unit *u)
 	pr.wire.next_id = 0x822e;
 	fill(pr.s[0].buf, 65536, 8);
 	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 65536);
-	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
 	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 65536) == 0);
@@ -759,7 +867,7 @@ static void test_ip_id_solved(struct unit *u)
 	 * and the data arrives intact through a retransmission. */
 	pr.wire.corrupt_next = true;
 	fill(pr.s[0].buf, 65536, 9);
-	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, err), 0);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
 	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
 	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
 	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 65536) == 0);
@@ -783,6 +891,7 @@ int main(void)
 	RUN(&u, test_rnr);
 	RUN(&u, test_inline);
 	RUN(&u, test_retry_exceeded);
+	RUN(&u, test_unsignaled);
 	RUN(&u, test_pipeline);
 	RUN(&u, test_icrc_on_wire);
 	RUN(&u, test_dcqcn_math);

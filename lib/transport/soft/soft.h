@@ -145,9 +145,18 @@ struct soft_read_job {
 	bool first;			/* next packet is the first of the response */
 };
 
+/* A completion as the CQ holds it: a send completion also says up to which
+ * send-queue entry its QP's slots are free once it is polled (verbs frees
+ * an unsignaled WR's slot with the next signaled completion). */
+struct soft_cqe {
+	struct xport_wc wc;
+	int qp_slot;			/* -1: a receive completion */
+	uint32_t sq_free;		/* send: entries before it are free */
+};
+
 struct soft_cq {
 	struct soft_dev *dev;
-	struct xport_wc *ring;
+	struct soft_cqe *ring;
 	int depth, head, count;
 	bool overflow;
 };
@@ -170,6 +179,7 @@ struct soft_qp {
 	/* Requester. */
 	struct soft_swqe *sq;
 	uint32_t sq_size, sq_head, sq_tail;	/* head: oldest not completed */
+	uint32_t sq_free;		/* entries before it may be posted over */
 	uint8_t *inline_buf;		/* attr.max_inline_data bytes per SQ entry */
 	uint32_t sq_cur;		/* next WQE to transmit from */
 	uint32_t cur_pkt;		/* packet index within sq_cur */
@@ -240,6 +250,8 @@ struct soft_mr *soft_mr_lookup(struct soft_dev *d, uint32_t key);
 struct soft_mr *soft_mr_check(struct soft_dev *d, uint32_t rkey, uint64_t va, uint64_t len,
 			      int access);
 void soft_cq_push(struct soft_cq *cq, const struct xport_wc *wc);
+/* A send completion of qp's entry sq_index. */
+void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint32_t sq_index);
 uint64_t soft_now_ns(void);
 
 /* soft_tx.c: building and sending packets. */

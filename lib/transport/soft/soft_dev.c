@@ -81,14 +81,25 @@ struct soft_mr *soft_mr_check(struct soft_dev *d, uint32_t rkey, uint64_t va, ui
 	return mr;
 }
 
-void soft_cq_push(struct soft_cq *cq, const struct xport_wc *wc)
+static void cq_push(struct soft_cq *cq, const struct xport_wc *wc, int qp_slot, uint32_t sq_free)
 {
 	if (cq->count == cq->depth) {
 		cq->overflow = true;	/* an overrun CQ is a fatal error on RNICs too */
 		return;
 	}
-	cq->ring[(cq->head + cq->count) % cq->depth] = *wc;
+	cq->ring[(cq->head + cq->count) % cq->depth] =
+		(struct soft_cqe){ .wc = *wc, .qp_slot = qp_slot, .sq_free = sq_free };
 	cq->count++;
+}
+
+void soft_cq_push(struct soft_cq *cq, const struct xport_wc *wc)
+{
+	cq_push(cq, wc, -1, 0);
+}
+
+void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint32_t sq_index)
+{
+	cq_push(qp->scq, wc, qp->slot, sq_index + 1);
 }
 
 /*

@@ -247,16 +247,15 @@ static int post_inline(struct soft_qp *qp, const struct xport_send_wr *wr, char 
 	return 0;
 }
 
-static int soft_post_send(void *qpv, const struct xport_send_wr *wr, char *err)
+static int post_one(struct soft_qp *qp, const struct xport_send_wr *wr, char *err)
 {
-	struct soft_qp *qp = qpv;
 	struct soft_swqe *w;
 
 	if (qp->state != SOFT_QP_RTS) {
 		snprintf(err, XPORT_ERR_LEN, "the QP is not connected or is in the error state");
 		return -1;
 	}
-	if (qp->sq_tail - qp->sq_head == qp->sq_size) {
+	if (qp->sq_tail - qp->sq_free == qp->sq_size) {
 		snprintf(err, XPORT_ERR_LEN, "send queue full (%u work requests)", qp->sq_size);
 		return -1;
 	}
@@ -280,6 +279,20 @@ static int soft_post_send(void *qpv, const struct xport_send_wr *wr, char *err)
 	w->wr = *wr;
 	qp->sq_tail++;
 	return 0;
+}
+
+static int soft_post_send(void *qpv, const struct xport_send_wr *wr, unsigned *posted, char *err)
+{
+	unsigned n = 0;
+	int rc = 0;
+
+	for (; wr && rc == 0; wr = wr->next) {
+		rc = post_one(qpv, wr, err);
+		n += rc == 0;
+	}
+	if (posted)
+		*posted = n;
+	return rc;
 }
 
 static int soft_post_recv(void *qpv, const struct xport_recv_wr *wr, char *err)
@@ -313,7 +326,15 @@ static int soft_poll_cq(void *cqv, struct xport_wc *wc, int n)
 	if (!cq->count)
 		soft_progress(cq->dev);
 	while (got < n && cq->count) {
-		wc[got++] = cq->ring[cq->head];
+		const struct soft_cqe *e = &cq->ring[cq->head];
+		struct soft_qp *qp = e->qp_slot >= 0 ? cq->dev->qps[e->qp_slot] : NULL;
+
+		/* Polled: its slot, and those of the unsignaled WRs before it,
+		 * may be posted over (unless the QP was destroyed since). */
+		if (qp && qp->qpn == e->wc.qp_num &&
+		    e->sq_free - qp->sq_free <= qp->sq_tail - qp->sq_free)
+			qp->sq_free = e->sq_free;
+		wc[got++] = e->wc;
 		cq->head = (cq->head + 1) % cq->depth;
 		cq->count--;
 	}

@@ -64,7 +64,7 @@ static void complete_in_order(struct soft_qp *qp)
 				.qp_num = qp->qpn,
 			};
 
-			soft_cq_push(qp->scq, &wc);
+			soft_cq_push_send(qp, &wc, qp->sq_head);
 		}
 		if (qp->sq_cur == qp->sq_head) {
 			qp->sq_cur++;
