@@ -89,7 +89,7 @@ assert d["command"] == "bw" and d["errors"] == [], d
 p = d["params"]
 types = {"engine": str, "role": str, "local_address": str, "op": str, "qps": int,
          "tx_depth": int, "mtu_bytes": int, "iterations": int, "verify": bool,
-         "inline_size_bytes": int}
+         "inline_size_bytes": int, "cq_mod": int, "post_list": int}
 assert set(p) == set(types), sorted(p)
 for k, t in types.items():
     assert type(p[k]) is t, (k, p[k])
@@ -98,7 +98,8 @@ assert p["op"] == "write" and p["qps"] == 2 and p["tx_depth"] == 16 and p["itera
 assert p["mtu_bytes"] in (256, 512, 1024, 2048, 4096) and p["verify"] is False, p
 (r,) = d["results"]
 types = {"bytes": int, "iterations": int, "bw_peak_gbps": float, "bw_avg_gbps": float,
-         "msg_rate_mpps": float, "seconds": float, "retransmits": int, "counters": dict}
+         "msg_rate_mpps": float, "seconds": float, "retransmits": int, "counters": dict,
+         "cq_mod": int}
 assert set(r) == set(types), sorted(r)        # no intervals without --interval
 for k, t in types.items():
     assert type(r[k]) is t, (k, r[k])
@@ -187,9 +188,9 @@ assert sum(i["bytes"] for i in iv) == r["iterations"] * 16384, (iv, r)'
 	# The same lines in the text output, before the run's row.
 	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -s 16k -D 0.6 --interval 0.2
 	assert_success
-	assert_line --index 11 --regexp '^ #bytes '
-	assert_line --index 12 --regexp '^ \[ +0\.00- +0\.20 sec\] +[0-9.]+ Gb/sec +[0-9.]+ Mpps$'
-	assert_line --index 13 --regexp '^ \[ +0\.20- +0\.40 sec\] '
+	assert_line --index 13 --regexp '^ #bytes '
+	assert_line --index 14 --regexp '^ \[ +0\.00- +0\.20 sec\] +[0-9.]+ Gb/sec +[0-9.]+ Mpps$'
+	assert_line --index 15 --regexp '^ \[ +0\.20- +0\.40 sec\] '
 	assert_line --regexp '^ 16384 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$'
 }
 
@@ -214,7 +215,7 @@ assert sum(i["bytes"] for i in r["intervals"]) == 3000 * 65536, r["intervals"]'
 	json_eval '
 (r,) = d["results"]
 assert set(r) == {"bytes", "iterations", "bw_peak_mibps", "bw_avg_mibps", "msg_rate_mpps",
-                  "seconds", "retransmits", "counters"}, sorted(r)
+                  "seconds", "retransmits", "counters", "cq_mod"}, sorted(r)
 want = r["bytes"] * r["iterations"] / r["seconds"] / 2**20
 assert abs(r["bw_avg_mibps"] - want) <= 1e-6 * want, (want, r)
 assert r["bw_peak_mibps"] >= r["bw_avg_mibps"], r'
