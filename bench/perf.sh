@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# The soft engine against its peers on loopback, in one run:
-#   rdmakit bw -s 64k WRITE  vs  iperf3 single-stream TCP      (throughput)
-#   rdmakit lat --op send -s 8 t_typical  vs  qperf udp_lat    (one-way latency)
+# The soft engine against its peers and the kernel's own limit, on loopback,
+# in one run (so every ratio is taken minutes apart, not days):
+#   the kernel's UDP ceiling (build/bench/udp_ceiling: a sender and a
+#     receiver process, 64 KiB UDP GSO sends of RoCEv2 WRITE Only-sized
+#     segments, UDP GRO on the receiver; and 36-byte datagrams in
+#     sendmmsg/recvmmsg batches for the message rate), counted as RDMA payload
+#   rdmakit bw -s 64k WRITE at MTU 4096 and 1024  vs  that ceiling, and
+#     vs iperf3 single-stream TCP (plain iperf3 -c, no -Z)   (throughput)
+#   rdmakit bw -s 2 WRITE message rate  vs  the small-datagram ceiling
+#   rdmakit bw WRITE and SEND at 1, 2 and 4 KiB, MTU 1024 (the multi-packet
+#     message rates, side by side)
+#   rdmakit lat --op send -s 8 t_typical  vs  qperf udp_lat  (one-way latency)
 # rdmakit runs as two processes (server and client), as iperf3 and qperf do,
 # and also as one --loopback process.  Reports ratios; prints the figures
 # as a table and writes them to bench/out/perf-report.txt.
@@ -19,6 +28,8 @@ for t in iperf3 qperf python3 /usr/bin/time; do
 	command -v "$t" >/dev/null || { echo "bench: $t is missing; run 'make deps'" >&2; exit 2; }
 done
 [[ -x ./rdmakit ]] || { echo "bench: build first ('make')" >&2; exit 2; }
+ceiling=build/bench/udp_ceiling
+[[ -x $ceiling ]] || { echo "bench: $ceiling is missing; run 'make bench'" >&2; exit 2; }
 
 json_get() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
 
@@ -54,6 +65,59 @@ wait
 rk1_gbps=$(./rdmakit -j bw --loopback --bind 127.0.0.3 -s 64k -m 4096 -D "$secs" |
 	json_get 'd["results"][0]["bw_avg_gbps"]')
 
+# The kernel's ceiling for the same packets, and for small ones.
+"$ceiling" --mtu 4096 --seconds "$secs" >"$out/ceiling-4096.json"
+"$ceiling" --mtu 1024 --seconds "$secs" >"$out/ceiling-1024.json"
+"$ceiling" --small --seconds "$secs" >"$out/ceiling-small.json"
+ceil4k_gbps=$(json_get 'd["payload_gbps"]' <"$out/ceiling-4096.json")
+ceil1k_gbps=$(json_get 'd["payload_gbps"]' <"$out/ceiling-1024.json")
+ceil_small_mpps=$(json_get 'd["mpps"]' <"$out/ceiling-small.json")
+
+# bw_row ARGS...: "Gb/s Mpps" of a two-process rdmakit bw run.
+bw_row() {
+	./rdmakit bw -p $ctl_port --bind 127.0.0.1 >/dev/null 2>&1 &
+	sleep 0.5
+	./rdmakit -j bw 127.0.0.1 -p $ctl_port --bind 127.0.0.2 -D "$secs" "$@" |
+		json_get '"%.3f %.4f" % (d["results"][0]["bw_avg_gbps"], d["results"][0]["msg_rate_mpps"])'
+	wait
+}
+read -r _ rk_small_mpps <<<"$(bw_row -s 2)"
+rows=()
+for op in write send; do
+	for size in 1024 2048 4096; do
+		rows+=("$op $size $(bw_row --op $op -s $size -m 1024)")
+	done
+done
+
+# Not loopback alone: the same 64 KiB WRITE between two namespaces over a
+# veth pair (MTU 1500: RoCE MTU 1024), with UDP GSO/GRO on the veth and
+# without (one RoCEv2 packet per frame, as on a NIC without offloads).
+veth_rows=()
+if [[ $(id -u) -eq 0 ]] && command -v ip >/dev/null && command -v ethtool >/dev/null; then
+	ns_r=rkbench-r-$$ ns_s=rkbench-s-$$
+	trap 'ip netns del $ns_r 2>/dev/null; ip netns del $ns_s 2>/dev/null' EXIT
+	ip netns add $ns_r && ip netns add $ns_s
+	ip link add rkbr$$ netns $ns_r type veth peer name rkbs$$ netns $ns_s
+	ip -n $ns_r addr add 198.18.9.1/24 dev rkbr$$
+	ip -n $ns_s addr add 198.18.9.2/24 dev rkbs$$
+	for ns in $ns_r $ns_s; do ip -n $ns link set lo up; done
+	ip -n $ns_r link set rkbr$$ up
+	ip -n $ns_s link set rkbs$$ up
+	for offload in on off; do
+		ip netns exec $ns_r ethtool -K rkbr$$ tx-udp-segmentation $offload gro $offload >/dev/null 2>&1
+		ip netns exec $ns_s ethtool -K rkbs$$ tx-udp-segmentation $offload gro $offload >/dev/null 2>&1
+		ip netns exec $ns_r ./rdmakit bw -p $ctl_port >/dev/null 2>&1 &
+		sleep 0.5
+		g=$(ip netns exec $ns_s ./rdmakit -j bw 198.18.9.1 -p $ctl_port -s 64k -D "$secs" |
+			json_get '"%.3f" % d["results"][0]["bw_avg_gbps"]')
+		wait
+		veth_rows+=("$offload ${g:-n/a}")
+	done
+	ip netns del $ns_r
+	ip netns del $ns_s
+	trap - EXIT
+fi
+
 qperf -lp $qperf_port >/dev/null 2>&1 &
 qpid=$!
 sleep 0.5
@@ -84,8 +148,24 @@ rk2_cpu_gb=$(ratio "$rk2_cpu" "$rk2_gb")
 		"$rk2_cpu_gb" "$rk2_cpu" "$rk2_gb"
 	printf '%-44s %9.2f us\n' "qperf udp_lat 8 B" "$qperf_us"
 	printf '%-44s %9.2f us\n' "rdmakit lat SEND 8 B t_typical, 2 processes" "$rk_lat"
+	printf '%-44s %9.2f Gb/s\n' "kernel UDP GSO/GRO ceiling, MTU 4096 segments" "$ceil4k_gbps"
+	printf '%-44s %9.2f Gb/s\n' "kernel UDP GSO/GRO ceiling, MTU 1024 segments" "$ceil1k_gbps"
+	printf '%-44s %9.4f Mpps\n' "kernel UDP 36 B datagrams, sendmmsg/recvmmsg" "$ceil_small_mpps"
+	printf '%-44s %9.4f Mpps\n' "rdmakit bw WRITE 2 B, 2 processes" "$rk_small_mpps"
+	for r in "${rows[@]}"; do
+		read -r op size gbps mpps <<<"$r"
+		printf '%-44s %9.2f Gb/s %9.4f Mpps\n' "rdmakit bw ${op^^} $size B MTU 1024, 2 processes" \
+			"$gbps" "$mpps"
+	done
+	for r in "${veth_rows[@]}"; do
+		read -r offload gbps <<<"$r"
+		printf '%-44s %9s Gb/s\n' "rdmakit bw WRITE 64k, veth netns, GSO/GRO $offload" "$gbps"
+	done
+	echo "bandwidth ratio rdmakit/kernel ceiling at MTU 4096 (2 processes): $(ratio "$rk2_gbps" "$ceil4k_gbps")"
+	echo "bandwidth ratio rdmakit/kernel ceiling at MTU 1024 (2 processes): $(ratio "$rk1k_gbps" "$ceil1k_gbps")"
 	echo "bandwidth ratio rdmakit/iperf3 (2 processes): $(ratio "$rk2_gbps" "$iperf_gbps")"
 	echo "bandwidth ratio rdmakit/iperf3 at MTU 1024 (2 processes): $(ratio "$rk1k_gbps" "$iperf_gbps")"
 	echo "CPU per GB ratio rdmakit/iperf3 (lower is better): $(ratio "$rk2_cpu_gb" "$iperf_cpu_gb")"
+	echo "message rate ratio rdmakit 2 B WRITE/kernel small datagrams: $(ratio "$rk_small_mpps" "$ceil_small_mpps")"
 	echo "latency ratio rdmakit/qperf (lower is better): $(ratio "$rk_lat" "$qperf_us")"
 } | tee "$report"

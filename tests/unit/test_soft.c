@@ -29,6 +29,14 @@ struct sim_wire {
 	bool corrupt_next;		/* flip a byte of the next packet delivered */
 	bool cut;			/* the cable is pulled */
 	uint64_t delivered, dropped, duplicated, reordered;
+	/* batching: sends leave as the UDP link sends them (soft_plan_send),
+	 * and receives take GRO runs as recvmmsg does; the calls are counted
+	 * (no impairments then). */
+	bool batching;
+	uint32_t *run_of[2];		/* each queued packet's send message */
+	uint32_t run_seq;
+	int unread[2];			/* packets a receive call took, not yet handed out */
+	uint64_t send_calls, send_msgs, recv_calls;
 };
 
 struct sim_link {
@@ -65,11 +73,68 @@ static void sim_enqueue(struct sim_wire *w, int to, const struct soft_pkt *pk)
 	w->q[to][w->len[to]++] = *pk;
 }
 
+/* One sendmmsg of the UDP link: one QP's packets, as GSO runs. */
+static int sim_send_batched(struct sim_wire *w, int to, struct soft_pkt *pkts, int n)
+{
+	struct soft_send_msg msgs[SOFT_BATCH];
+	int taken, nmsg = soft_plan_send(pkts, n < SOFT_BATCH ? n : SOFT_BATCH, true, msgs, &taken);
+
+	w->send_calls++;
+	w->send_msgs += (uint64_t)nmsg;
+	for (int m = 0; m < nmsg; m++) {
+		w->run_seq++;
+		for (int k = 0; k < msgs[m].count; k++) {
+			struct soft_pkt *pk = &pkts[msgs[m].first + k];
+
+			soft_pkt_seal(pk, msgs[m].count > 1 ? (uint16_t)k : 0);
+			if (w->len[to] == SIM_QUEUE)
+				continue;
+			w->run_of[to][w->len[to]] = w->run_seq;
+			w->q[to][w->len[to]++] = *pk;
+		}
+	}
+	return taken;
+}
+
+/* recvmmsg: one call takes up to SOFT_RX_MSGS messages (GRO runs). */
+static int sim_recv_batched(struct sim_wire *w, int side, struct soft_pkt *pkts, int n)
+{
+	int got;
+
+	if (!w->unread[side] && w->len[side]) {
+		int msgs = 0, i = 0;
+
+		while (i < w->len[side] && msgs < SOFT_RX_MSGS) {
+			uint32_t run = w->run_of[side][i];
+
+			while (i < w->len[side] && w->run_of[side][i] == run)
+				i++;
+			msgs++;
+		}
+		w->unread[side] = i;
+		w->recv_calls++;
+	}
+	got = n < w->unread[side] ? n : w->unread[side];
+	memcpy(pkts, w->q[side], (size_t)got * sizeof(*pkts));
+	for (int i = 0; i < got; i++)
+		pkts[i].ip_id = 0;
+	memmove(w->q[side], w->q[side] + got, (size_t)(w->len[side] - got) * sizeof(*pkts));
+	memmove(w->run_of[side], w->run_of[side] + got,
+		(size_t)(w->len[side] - got) * sizeof(*w->run_of[side]));
+	w->len[side] -= got;
+	w->unread[side] -= got;
+	w->delivered += (uint64_t)got;
+	return got;
+}
+
 static int sim_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 {
 	struct sim_link *s = (struct sim_link *)l;
 	struct sim_wire *w = s->w;
 	int to = !s->side;
+
+	if (w->batching)
+		return sim_send_batched(w, to, pkts, n);
 
 	for (int i = 0; i < n; i++) {
 		soft_pkt_seal(&pkts[i], w->next_id ? w->next_id++ : 0);
@@ -107,6 +172,8 @@ static int sim_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 	struct sim_wire *w = s->w;
 	int side = s->side, got = n < w->len[side] ? n : w->len[side];
 
+	if (w->batching)
+		return sim_recv_batched(w, side, pkts, n);
 	memcpy(pkts, w->q[side], (size_t)got * sizeof(*pkts));
 	for (int i = 0; i < got; i++)
 		pkts[i].ip_id = 0;
@@ -216,6 +283,8 @@ static void pair_close(struct pair *pr)
 	}
 	free(pr->wire.q[0]);
 	free(pr->wire.q[1]);
+	free(pr->wire.run_of[0]);
+	free(pr->wire.run_of[1]);
 }
 
 /* Polls both sides until `want` completions arrived on side i (or 20 s). */
@@ -635,6 +704,74 @@ static void test_unsignaled(struct unit *u)
 	pair_close(&pr);
 }
 
+/* Send and receive calls, and GSO runs, per packet of n WRITEs of len
+ * bytes at MTU 1024 through links that batch as the UDP link does. */
+struct call_cost {
+	double calls_per_pkt, runs_per_pkt;
+};
+
+static struct call_cost write_calls(struct unit *u, uint32_t len, enum xport_wr_opcode op, int n)
+{
+	struct pair pr;
+	struct xport_wc wc[64];
+	char err[XPORT_ERR_LEN];
+	struct call_cost cost;
+	uint64_t pkts;
+	int posted = 0, done = 0;
+
+	pair_open(&pr, 1 << 20, 71, 0, 0, 0, 0xFFFF00);
+	pr.wire.batching = true;
+	pr.wire.run_of[0] = calloc(SIM_QUEUE, sizeof(uint32_t));
+	pr.wire.run_of[1] = calloc(SIM_QUEUE, sizeof(uint32_t));
+	while (done < n) {
+		int got;
+
+		while (posted < n && posted - done < 128) {
+			struct xport_send_wr wr = wr_of(&pr.s[0], &pr.s[1], op, 0, len);
+			struct xport_recv_wr rr = { 1, { (uint64_t)(uintptr_t)pr.s[1].buf, len,
+							 pr.s[1].mr.lkey } };
+
+			if (op == XPORT_WR_SEND)
+				soft_engine_ops.post_recv(pr.s[1].qp, &rr, err);
+			CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
+			posted++;
+		}
+		got = soft_engine_ops.poll_cq(pr.s[0].cq, wc, 64);
+		for (int i = 0; i < got; i++)
+			done += wc[i].opcode != XPORT_WC_RECV;
+		soft_engine_ops.poll_cq(pr.s[1].cq, wc, 64);
+	}
+	pkts = pr.wire.delivered;
+	cost = (struct call_cost){ (double)(pr.wire.send_calls + pr.wire.recv_calls) / (double)pkts,
+				   (double)pr.wire.send_msgs / (double)pkts };
+	pair_close(&pr);
+	return cost;
+}
+
+/*
+ * The cliff at two packets per message: whatever the packet sizes, a send
+ * call carries one QP's whole batch and a receive call up to SOFT_RX_MSGS
+ * runs, so multi-packet WRITEs need at most twice the calls per packet of
+ * one-packet ones.  (GSO runs per packet do differ: a WRITE's FIRST packet
+ * carries a RETH and ends its run; printed, not held.)
+ */
+static void test_calls_per_packet(struct unit *u)
+{
+	struct call_cost one = write_calls(u, 1024, XPORT_WR_RDMA_WRITE, 20000);
+	struct call_cost two = write_calls(u, 2048, XPORT_WR_RDMA_WRITE, 10000);
+	struct call_cost four = write_calls(u, 4096, XPORT_WR_RDMA_WRITE, 5000);
+	struct call_cost send2 = write_calls(u, 2048, XPORT_WR_SEND, 10000);
+
+	printf("#   calls per packet: WRITE 1 KiB %.4f, 2 KiB %.4f, 4 KiB %.4f, SEND 2 KiB %.4f\n",
+	       one.calls_per_pkt, two.calls_per_pkt, four.calls_per_pkt, send2.calls_per_pkt);
+	printf("#   GSO runs per packet: WRITE 1 KiB %.4f, 2 KiB %.4f, 4 KiB %.4f, SEND 2 KiB %.4f\n",
+	       one.runs_per_pkt, two.runs_per_pkt, four.runs_per_pkt, send2.runs_per_pkt);
+	CHECK(u, one.calls_per_pkt > 0);
+	CHECK(u, two.calls_per_pkt <= 2 * one.calls_per_pkt);
+	CHECK(u, four.calls_per_pkt <= 2 * one.calls_per_pkt);
+	CHECK(u, send2.calls_per_pkt <= 2 * one.calls_per_pkt);
+}
+
 /* Many outstanding operations mixed, under loss: all complete in order. */
 static void test_pipeline(struct unit *u)
 {
@@ -892,6 +1029,7 @@ int main(void)
 	RUN(&u, test_inline);
 	RUN(&u, test_retry_exceeded);
 	RUN(&u, test_unsignaled);
+	RUN(&u, test_calls_per_packet);
 	RUN(&u, test_pipeline);
 	RUN(&u, test_icrc_on_wire);
 	RUN(&u, test_dcqcn_math);

@@ -254,6 +254,24 @@ void soft_cq_push(struct soft_cq *cq, const struct xport_wc *wc);
 void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint32_t sq_index);
 uint64_t soft_now_ns(void);
 
+/* soft_batch.c: how a batch of packets leaves in one send call. */
+#define SOFT_GSO_MAX_SEGS 64		/* what every kernel with UDP GSO accepts */
+#define SOFT_GSO_MAX_BYTES 65000	/* below the 64 KiB UDP/IP limit */
+#define SOFT_RX_MSGS 64			/* messages (packets or GRO runs) per receive call */
+
+/* One message of a send call: packets [first, first + count), one packet
+ * or a GSO run (every segment gso_size bytes but the last, which may be
+ * shorter; same QP, destination and ECN). */
+struct soft_send_msg {
+	int first, count;
+};
+
+/* Plans the send call for the packets of the QP that starts pkts[0..n):
+ * fills msgs (at most n) and returns how many; *taken is the packets they
+ * cover.  With gso false every message is one packet. */
+int soft_plan_send(const struct soft_pkt *pkts, int n, bool gso, struct soft_send_msg *msgs,
+		   int *taken);
+
 /* soft_tx.c: building and sending packets. */
 /* A free slot to build a packet in (flushes the batch when full). */
 struct soft_pkt *soft_tx_slot(struct soft_dev *d);

@@ -51,9 +51,7 @@
  * only with CAP_NET_ADMIN (SO_RCVBUFFORCE); a full buffer drops packets,
  * which the engine counts (rcvbuf_drops) and repairs as losses. */
 #define RX_SOCK_BUF_BYTES (64 << 20)
-#define GSO_MAX_SEGS 64			/* what every kernel with UDP GSO accepts */
-#define GSO_MAX_BYTES 65000		/* below the 64 KiB UDP/IP limit */
-#define RX_MSGS 16
+#define RX_MSGS SOFT_RX_MSGS
 #define RX_BUF_BYTES 65536		/* room for a GRO aggregate */
 
 struct udp_link {
@@ -167,27 +165,6 @@ static void udp_qp_close(struct soft_link *l, int slot)
 	u->qp_fd[slot] = -1;
 }
 
-/* How many packets from i on go out as one GSO send. */
-static int gso_run(const struct udp_link *u, const struct soft_pkt *pkts, int i, int n)
-{
-	size_t seg = pkts[i].len, total = 0;
-	int j = i;
-
-	if (!u->gso)
-		return 1;
-	while (j < n && j - i < GSO_MAX_SEGS && pkts[j].qp_slot == pkts[i].qp_slot &&
-	       pkts[j].ecn == pkts[i].ecn &&
-	       memcmp(&pkts[j].dst, &pkts[i].dst, sizeof(pkts[j].dst)) == 0 &&
-	       total + pkts[j].len <= GSO_MAX_BYTES) {
-		/* Only the last segment may be shorter than gso_size. */
-		if (pkts[j].len > seg || (j > i && pkts[j - 1].len != seg))
-			break;
-		total += pkts[j].len;
-		j++;
-	}
-	return j > i ? j - i : 1;
-}
-
 static void add_cmsg_int(struct msghdr *h, struct cmsghdr **c, int level, int type, int v,
 			 size_t size)
 {
@@ -208,12 +185,13 @@ static void add_cmsg_int(struct msghdr *h, struct cmsghdr **c, int level, int ty
 static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 {
 	struct udp_link *u = (struct udp_link *)l;
-	int slot = pkts[0].qp_slot, i = 0, nmsg = 0, sent, taken = 0;
-	int first[SOFT_BATCH], count[SOFT_BATCH];
+	int slot = pkts[0].qp_slot, sent, taken = 0, planned;
+	struct soft_send_msg plan[SOFT_BATCH];
+	int nmsg = soft_plan_send(pkts, n < SOFT_BATCH ? n : SOFT_BATCH, u->gso, plan, &planned);
 
-	while (i < n && pkts[i].qp_slot == slot) {
-		struct msghdr *h = &u->msgs[nmsg].msg_hdr;
-		int run = gso_run(u, pkts, i, n);
+	for (int m = 0; m < nmsg; m++) {
+		struct msghdr *h = &u->msgs[m].msg_hdr;
+		int i = plan[m].first, run = plan[m].count;
 		struct cmsghdr *c = NULL;
 		socklen_t namelen;
 
@@ -221,13 +199,13 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 			soft_pkt_seal(&pkts[i + k], l->local.v6 || run == 1 ? 0 : (uint16_t)k);
 			u->iov[i + k] = (struct iovec){ pkts[i + k].buf, pkts[i + k].len };
 		}
-		to_sockaddr(&pkts[i].dst, &u->names[nmsg], &namelen);
+		to_sockaddr(&pkts[i].dst, &u->names[m], &namelen);
 		memset(h, 0, sizeof(*h));
-		h->msg_name = &u->names[nmsg];
+		h->msg_name = &u->names[m];
 		h->msg_namelen = namelen;
 		h->msg_iov = &u->iov[i];
 		h->msg_iovlen = (size_t)run;
-		h->msg_control = u->ctl[nmsg].buf;
+		h->msg_control = u->ctl[m].buf;
 		h->msg_controllen = CMSG_SPACE(sizeof(int)) +
 				    (run > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0);
 		add_cmsg_int(h, &c, l->local.v6 ? IPPROTO_IPV6 : IPPROTO_IP,
@@ -235,10 +213,6 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 			     sizeof(int));
 		if (run > 1)
 			add_cmsg_int(h, &c, SOL_UDP, UDP_SEGMENT, (int)pkts[i].len, sizeof(uint16_t));
-		first[nmsg] = i;
-		count[nmsg] = run;
-		nmsg++;
-		i += run;
 	}
 	sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
 	if (sent < 0 && u->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
@@ -247,8 +221,8 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 	}
 	if (sent < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? 0 : -1;
-	for (int m = 0; m < sent; m++)
-		taken = first[m] + count[m];
+	if (sent > 0)
+		taken = plan[sent - 1].first + plan[sent - 1].count;
 	return taken;
 }
 
