@@ -217,6 +217,32 @@ assert len(set(x["sender"] for x in f) | {f[0]["receiver"]}) == 4, f
 '
 }
 
+@test "under mpirun, overload: a 32-rank all-to-all on one host (992 flows of 1 MiB) ends with every flow ok" {
+	require_tool mpirun "launching ranks (Debian's openmpi-bin)"
+	local extra=()
+	[[ $(id -u) -eq 0 ]] && extra=(--allow-run-as-root)
+	# 32 engines on 2 cores, no PFC and no ECN: receive buffers overflow and
+	# ACKs come late.  Before the engine backed off on loss and timeouts,
+	# go-back-N resent whole windows until the retries ran out (exit 3).
+	run -0 timeout 180 mpirun "${extra[@]}" --oversubscribe -np 32 \
+		"$RDMAKIT" incast --coordinator "127.0.0.1:$PORT" --pattern all-to-all --bytes 1m --json
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/co.out"
+	json_check '
+f = r["flows"]
+assert len(f) == 32 * 31, len(f)
+assert sorted((x["src_rank"], x["dst_rank"]) for x in f) == \
+       [(s, t) for s in range(32) for t in range(32) if s != t]
+bad = [x for x in f if x["status"] != "ok" or x["bytes"] != 1 << 20]
+assert not bad, bad[:3]
+c = r["counters"]["engine"]
+# Not a retransmission storm: a collapse resent most of what it sent.
+assert c["retransmits"] * 3 <= c["tx_packets"], c
+print("goodput %.2f Gb/s, Jain %.3f, retransmits %d of %d packets, timeouts %d" %
+      (r["aggregate"]["goodput_gbps"], r["fairness_jain"], c["retransmits"],
+       c["tx_packets"], c["timeouts"]), file=sys.stderr)
+'
+}
+
 @test "without a launcher (pdsh, ssh loops): --world-size, the first to bind is rank 0, the rest in order" {
 	local i pids=()
 	for i in 1 2 3; do

@@ -28,6 +28,7 @@ struct sim_wire {
 	uint16_t next_id;		/* nonzero: IPv4 IDs counting up, as rxe sends */
 	bool corrupt_next;		/* flip a byte of the next packet delivered */
 	bool cut;			/* the cable is pulled */
+	int drop_after;			/* > 0: the packet sent after this many more is lost */
 	uint64_t delivered, dropped, duplicated, reordered;
 	/* batching: sends leave as the UDP link sends them (soft_plan_send),
 	 * and receives take GRO runs as recvmmsg does; the calls are counted
@@ -138,7 +139,8 @@ static int sim_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 
 	for (int i = 0; i < n; i++) {
 		soft_pkt_seal(&pkts[i], w->next_id ? w->next_id++ : 0);
-		if (w->cut || (int)(sim_rand(w) % 100) < w->drop_pct) {
+		if (w->cut || (int)(sim_rand(w) % 100) < w->drop_pct ||
+		    (w->drop_after > 0 && --w->drop_after == 0)) {
 			w->dropped++;
 			continue;
 		}
@@ -575,7 +577,7 @@ static void test_retry_exceeded(struct unit *u)
 	struct pair pr;
 	struct xport_wc wc[3];
 	char err[XPORT_ERR_LEN];
-	uint64_t t0;
+	uint64_t t0, t_ns = 4096ull << 8;	/* the pair's timeout: 2^8 */
 
 	pair_open(&pr, 65536, 41, 0, 0, 0, 1);
 	pr.s[0].qp->attr.retry_cnt = 3;
@@ -591,8 +593,76 @@ static void test_retry_exceeded(struct unit *u)
 	CHECK_EQ(u, wc[0].status, XPORT_WC_RETRY_EXC_ERR);
 	CHECK_EQ(u, wc[1].status, XPORT_WC_WR_FLUSH_ERR);
 	CHECK_EQ(u, wc[2].status, XPORT_WC_WR_FLUSH_ERR);
-	/* 4 timeouts of 4.096 us * 2^8 = 1 ms each, give or take scheduling. */
+	/* retry_cnt 3: four timeouts in a row, each twice the last (the man
+	 * page's formula: T x (1 + 2 + 4 + 8)), never sooner; well within 1 s. */
+	CHECK_EQ(u, pr.s[0].qp->ctr.timeouts, 4);
+	CHECK(u, soft_now_ns() - t0 >= 15 * t_ns);
 	CHECK(u, soft_now_ns() - t0 < 1000000000ull);
+	pair_close(&pr);
+}
+
+/* Steps the requester (side 0) alone, so what it sends stays on the wire. */
+static void step_sender(struct pair *pr, int times)
+{
+	for (int i = 0; i < times; i++)
+		soft_progress(pr->s[0].dev);
+}
+
+/*
+ * The loss window: a new connection has SOFT_CWND_INIT packets in flight at
+ * most, grows by slow start as ACKs come, halves once on a sequence NAK,
+ * falls to SOFT_CWND_MIN on a timeout (which also doubles the next
+ * timeout), and progress ends the backoff.
+ */
+static void test_loss_window(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[2];
+	char err[XPORT_ERR_LEN];
+	struct soft_qp *qp;
+	struct xport_send_wr wr;
+	uint32_t before;
+
+	pair_open(&pr, 4 << 20, 43, 0, 0, 0, 0xFFFF00);
+	qp = pr.s[0].qp;
+	/* A timeout of 268 ms: none fires by accident, even under sanitizers. */
+	qp->attr.timeout = 16;
+	CHECK_EQ(u, qp->cwnd, SOFT_CWND_INIT);
+	/* 1 MiB = 1024 packets: only the window leaves before any ACK. */
+	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 1 << 20);
+	CHECK_EQ(u, soft_engine_ops.post_send(qp, &wr, NULL, err), 0);
+	step_sender(&pr, 4);
+	CHECK_EQ(u, pr.wire.len[1], SOFT_CWND_INIT);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	CHECK(u, qp->cwnd > 4 * SOFT_CWND_INIT);	/* slow start */
+	CHECK_EQ(u, qp->ctr.retransmits, 0);
+
+	/* One packet lost: one sequence NAK, the window halved once. */
+	before = qp->cwnd;
+	pr.wire.drop_after = 100;
+	CHECK_EQ(u, soft_engine_ops.post_send(qp, &wr, NULL, err), 0);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	CHECK_EQ(u, qp->ctr.seq_naks_rx, 1);
+	CHECK_EQ(u, qp->ctr.timeouts, 0);
+	CHECK_EQ(u, qp->ssthresh, before / 2);
+	CHECK(u, qp->cwnd >= qp->ssthresh && qp->cwnd <= qp->ssthresh + 2);
+
+	/* Nothing comes back: a timeout cuts the window to the minimum and
+	 * doubles the timer; the first ACK after it ends the backoff. */
+	pr.wire.cut = true;
+	CHECK_EQ(u, soft_engine_ops.post_send(qp, &wr, NULL, err), 0);
+	while (qp->ctr.timeouts == 0)
+		step_sender(&pr, 1);
+	CHECK_EQ(u, qp->cwnd, SOFT_CWND_MIN);
+	CHECK_EQ(u, qp->timer_backoff, 1);
+	pr.wire.cut = false;
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	CHECK_EQ(u, qp->timer_backoff, 0);
+	CHECK(u, qp->cwnd > SOFT_CWND_MIN);
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 1 << 20) == 0);
 	pair_close(&pr);
 }
 
@@ -1028,6 +1098,7 @@ int main(void)
 	RUN(&u, test_rnr);
 	RUN(&u, test_inline);
 	RUN(&u, test_retry_exceeded);
+	RUN(&u, test_loss_window);
 	RUN(&u, test_unsignaled);
 	RUN(&u, test_calls_per_packet);
 	RUN(&u, test_pipeline);

@@ -34,7 +34,11 @@
 #define SOFT_REPLAY 32			/* READ/atomic requests remembered for duplicates */
 #define SOFT_READ_JOBS 32		/* READ responses being sent, per QP */
 #define SOFT_ACK_EVERY 32		/* request an ACK at least every N packets */
-#define SOFT_WINDOW 1024		/* unacknowledged packets in flight */
+#define SOFT_WINDOW 1024		/* unacknowledged packets in flight, at most */
+#define SOFT_CWND_INIT 64		/* the loss window a new connection starts with */
+#define SOFT_CWND_MIN 8			/* ... and never goes below */
+#define SOFT_TIMER_BACKOFF_MAX 3	/* the ACK timeout doubles up to 2^3 times */
+#define SOFT_RX_ROUNDS 8		/* receive calls per progress before timers and ACKs */
 #define SOFT_CNP_GAP_NS 50000		/* at most one CNP per QP per 50 us */
 #define SOFT_LINE_GBPS 100.0		/* the rate DCQCN recovers to */
 #define SOFT_MAX_INLINE 912		/* bytes copied at post time; perftest's maximum */
@@ -185,6 +189,15 @@ struct soft_qp {
 	uint32_t cur_pkt;		/* packet index within sq_cur */
 	uint32_t next_psn;		/* PSN of the next new packet */
 	uint32_t una;			/* oldest unacknowledged PSN */
+	/* Loss reaction (no lossless fabric under us): packets allowed in
+	 * flight, halved on a loss and cut to SOFT_CWND_MIN on a timeout,
+	 * regrown by slow start below ssthresh and by one packet per window
+	 * above it; and the ACK timeout doubled per timeout in a row. */
+	uint32_t cwnd, ssthresh;
+	uint32_t cwnd_acked;		/* packets acknowledged towards cwnd + 1 */
+	uint32_t recover_psn;		/* losses before it belong to the last cut */
+	bool recovering;
+	unsigned timer_backoff;
 	uint32_t rd_atomic_out;		/* outstanding READs/atomics */
 	uint64_t deadline_ns;		/* local ACK timeout; 0 = not armed */
 	uint64_t rnr_until_ns;		/* waiting out an RNR NAK */
@@ -288,6 +301,8 @@ uint32_t soft_icrc(const struct soft_addr *src, const struct soft_addr *dst, uin
 void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t psn);
 
 /* soft_req.c: the requester. */
+/* The requester's state for a connection that starts now (at RTS). */
+void soft_req_start(struct soft_qp *qp);
 void soft_req_transmit(struct soft_qp *qp);
 void soft_req_timers(struct soft_qp *qp);
 uint64_t soft_req_next_event_ns(struct soft_qp *qp);

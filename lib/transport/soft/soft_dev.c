@@ -280,14 +280,16 @@ static void publish(struct soft_dev *d)
 
 void soft_progress(struct soft_dev *d)
 {
-	int n;
+	int n, rounds = 0;
 
 	d->now_ns = soft_now_ns();
+	/* A budget: under a flood, timers, ACKs and our own data still run
+	 * every SOFT_RX_ROUNDS receive calls (late ACKs make peers time out). */
 	do {
 		n = d->link->ops->recv(d->link, d->rx, SOFT_BATCH);
 		for (int i = 0; i < n; i++)
 			dispatch(d, &d->rx[i]);
-	} while (n == SOFT_BATCH);
+	} while (n == SOFT_BATCH && ++rounds < SOFT_RX_ROUNDS);
 	for (int i = 0; i < d->qp_slots; i++) {
 		struct soft_qp *qp = d->qps[i];
 

@@ -216,6 +216,7 @@ static int soft_connect(void *qpv, const struct xport_qp_info *peer, char *err)
 	qp->epsn = peer->psn & WIRE_PSN_MASK;
 	qp->retries_left = qp->attr.retry_cnt;
 	qp->rnr_left = qp->attr.rnr_retry;
+	soft_req_start(qp);
 	qp->state = SOFT_QP_RTS;
 	return 0;
 }

@@ -6,6 +6,14 @@
  * missing READ response, and on the local ACK timeout (4.096 us *
  * 2^timeout), within retry_cnt; RNR NAKs wait their timer within rnr_retry
  * (7 = forever).  Other NAKs fail the work request and the QP.
+ *
+ * Under us there is no lossless fabric, so loss is also a signal to slow
+ * down (as TCP and IRN read it): a loss window (cwnd) bounds the packets
+ * in flight, AIMD with slow start, and each timeout in a row doubles the
+ * ACK timeout (up to 2^SOFT_TIMER_BACKOFF_MAX).  Without that, overload
+ * collapses: go-back-N resends whole windows into the overflow that lost
+ * them, or into receivers that are merely slow to run, until the retries
+ * run out.  Both are sender-local; the wire stays as the IBTA has it.
  */
 #include <string.h>
 
@@ -29,9 +37,90 @@ static uint32_t packets_for(const struct soft_qp *qp, const struct xport_send_wr
 	return (wr->sge.length + qp->pmtu - 1) / qp->pmtu;
 }
 
+/* The local ACK timeout, doubled for each timeout in a row. */
 static uint64_t timeout_ns(const struct soft_qp *qp)
 {
-	return 4096ull << qp->attr.timeout;
+	return 4096ull << qp->attr.timeout << qp->timer_backoff;
+}
+
+void soft_req_start(struct soft_qp *qp)
+{
+	qp->cwnd = SOFT_CWND_INIT;
+	qp->ssthresh = SOFT_WINDOW;
+	qp->cwnd_acked = 0;
+	qp->recovering = false;
+	qp->timer_backoff = 0;
+}
+
+/* npkts more packets acknowledged: the window grows. */
+static void cwnd_grow(struct soft_qp *qp, uint32_t npkts)
+{
+	if (qp->recovering && wire_psn_diff(qp->una, qp->recover_psn) >= 0)
+		qp->recovering = false;
+	if (qp->cwnd < qp->ssthresh) {
+		qp->cwnd += npkts;		/* slow start: doubles per round trip */
+	} else {
+		qp->cwnd_acked += npkts;	/* congestion avoidance: +1 per window */
+		while (qp->cwnd_acked >= qp->cwnd) {
+			qp->cwnd_acked -= qp->cwnd;
+			qp->cwnd++;
+		}
+	}
+	if (qp->cwnd > SOFT_WINDOW)
+		qp->cwnd = SOFT_WINDOW;
+}
+
+/* A loss was detected (a sequence NAK, a missing READ response): halve the
+ * window, once per window of data (later losses in it are the same event). */
+static void cwnd_on_loss(struct soft_qp *qp)
+{
+	uint32_t half = qp->cwnd / 2;
+
+	if (qp->recovering)
+		return;
+	qp->ssthresh = half > SOFT_CWND_MIN ? half : SOFT_CWND_MIN;
+	qp->cwnd = qp->ssthresh;
+	qp->cwnd_acked = 0;
+	qp->recover_psn = qp->next_psn;
+	qp->recovering = true;
+}
+
+/* Nothing came back for a whole timeout: start again from a small window,
+ * and wait twice as long next time. */
+static void cwnd_on_timeout(struct soft_qp *qp)
+{
+	uint32_t half = qp->cwnd / 2;
+
+	qp->ssthresh = half > SOFT_CWND_MIN ? half : SOFT_CWND_MIN;
+	qp->cwnd = SOFT_CWND_MIN;
+	qp->cwnd_acked = 0;
+	qp->recover_psn = qp->next_psn;
+	qp->recovering = true;
+	if (qp->timer_backoff < SOFT_TIMER_BACKOFF_MAX)
+		qp->timer_backoff++;
+}
+
+/* The oldest unacknowledged PSN moved forward to una. */
+static void advance_una(struct soft_qp *qp, uint32_t una)
+{
+	int32_t d = wire_psn_diff(una, qp->una);
+
+	if (d <= 0)
+		return;
+	qp->una = una;
+	cwnd_grow(qp, (uint32_t)d);
+}
+
+/* How often a request asks for an ACK: every SOFT_ACK_EVERY packets, and at
+ * least twice per window, so that a small window is never left waiting for
+ * the timeout (a power of two, for the PSN test). */
+static uint32_t ack_every(const struct soft_qp *qp)
+{
+	uint32_t n = SOFT_ACK_EVERY;
+
+	while (n > 1 && n > qp->cwnd / 2)
+		n /= 2;
+	return n;
 }
 
 static enum xport_wc_opcode wc_opcode(enum xport_wr_opcode op)
@@ -129,6 +218,7 @@ static void progress_made(struct soft_qp *qp)
 	qp->retries_left = qp->attr.retry_cnt;
 	qp->rnr_left = qp->attr.rnr_retry;
 	qp->read_resent = false;
+	qp->timer_backoff = 0;
 	qp->deadline_ns = outstanding(qp) ? qp->dev->now_ns + timeout_ns(qp) : 0;
 }
 
@@ -162,7 +252,7 @@ static void ack_upto(struct soft_qp *qp, uint32_t psn)
 		advanced = true;
 	}
 	if (wire_psn_diff(una, qp->una) > 0) {
-		qp->una = una;
+		advance_una(qp, una);
 		advanced = true;
 	}
 	complete_in_order(qp);
@@ -200,6 +290,7 @@ static void on_aeth(struct soft_qp *qp, const struct wire_pkt *p)
 		if (v == WIRE_NAK_PSN_SEQ_ERR) {
 			SOFT_COUNT(qp, seq_naks_rx);
 			ack_upto(qp, psn - 1);
+			cwnd_on_loss(qp);
 			go_back(qp, psn);
 			return;
 		}
@@ -238,6 +329,7 @@ static void on_read_response(struct soft_qp *qp, const struct wire_pkt *p, const
 			/* A response packet went missing: re-request from it. */
 			SOFT_COUNT(qp, out_of_sequence);
 			qp->read_resent = true;
+			cwnd_on_loss(qp);
 			go_back(qp, expect);
 		} else {
 			SOFT_COUNT(qp, duplicates);
@@ -258,7 +350,7 @@ static void on_read_response(struct soft_qp *qp, const struct wire_pkt *p, const
 	if (want_len)
 		memcpy((uint8_t *)(uintptr_t)w->wr.sge.addr + off, buf + p->payload_off, want_len);
 	w->resp_pkts++;
-	qp->una = (p->bth.psn + 1) & WIRE_PSN_MASK;
+	advance_una(qp, (p->bth.psn + 1) & WIRE_PSN_MASK);
 	if (w->resp_pkts == w->npkts) {
 		w->done = true;
 		qp->rd_atomic_out--;
@@ -282,7 +374,7 @@ static void on_atomic_ack(struct soft_qp *qp, const struct wire_pkt *p)
 	memcpy((void *)(uintptr_t)w->wr.sge.addr, &p->atomicacketh.orig, 8);
 	w->done = true;
 	qp->rd_atomic_out--;
-	qp->una = (p->bth.psn + 1) & WIRE_PSN_MASK;
+	advance_una(qp, (p->bth.psn + 1) & WIRE_PSN_MASK);
 	complete_in_order(qp);
 	progress_made(qp);
 }
@@ -348,6 +440,7 @@ void soft_req_timers(struct soft_qp *qp)
 		soft_req_flush(qp, XPORT_WC_RETRY_EXC_ERR);
 		return;
 	}
+	cwnd_on_timeout(qp);
 	go_back(qp, qp->una);
 	qp->deadline_ns = now + timeout_ns(qp);
 }
@@ -406,7 +499,7 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 		p.immdt = wr->imm;
 		p.bth.se = i == w->npkts - 1 && (wr->opcode == XPORT_WR_SEND ||
 						 wr->opcode == XPORT_WR_SEND_WITH_IMM);
-		p.bth.ackreq = i == w->npkts - 1 || psn % SOFT_ACK_EVERY == 0;
+		p.bth.ackreq = i == w->npkts - 1 || psn % ack_every(qp) == 0;
 	}
 	if (wire_psn_diff(psn, qp->max_sent_psn) <= 0 && qp->sent_any) {
 		SOFT_COUNT(qp, retransmits);
@@ -460,10 +553,10 @@ void soft_req_transmit(struct soft_qp *qp)
 			w->assigned = true;
 			qp->next_psn = (qp->next_psn + n) & WIRE_PSN_MASK;
 		}
-		/* At most SOFT_WINDOW packets in flight, counted per packet so
-		 * that a message larger than the window still goes out. */
+		/* At most cwnd packets in flight, counted per packet so that a
+		 * message larger than the window still goes out. */
 		if (wire_psn_diff(w->first_psn + (is_rd_atomic(w->wr.opcode) ? w->resp_pkts :
-						  qp->cur_pkt), qp->una) >= SOFT_WINDOW)
+						  qp->cur_pkt), qp->una) >= (int32_t)qp->cwnd)
 			break;
 		/* DCQCN paces the data this side sends. */
 		if (!soft_dcqcn_may_send(&qp->cc, qp->dev->now_ns, qp->pmtu))
@@ -500,7 +593,7 @@ uint64_t soft_req_next_event_ns(struct soft_qp *qp)
 		if (!w->assigned && is_rd_atomic(w->wr.opcode) &&
 		    qp->rd_atomic_out >= qp->peer_max_rd_atomic)
 			return next;		/* a response frees a slot */
-		if (wire_psn_diff(psn, qp->una) >= SOFT_WINDOW)
+		if (wire_psn_diff(psn, qp->una) >= (int32_t)qp->cwnd)
 			return next;		/* an ACK opens the window */
 	}
 	if (qp->cc.limited && qp->cc.rc_gbps > 0 && qp->cc.tokens < (double)qp->pmtu) {
