@@ -45,6 +45,9 @@ void report_finish(struct report *r)
 		json_decref(r->doc);
 		r->doc = NULL;
 	}
+	free(r->widths);
+	r->widths = NULL;
+	r->widths_cap = 0;
 	fflush(r->out);
 }
 
@@ -129,12 +132,22 @@ void report_table_begin(struct report *r, const struct report_col *cols, size_t 
 void report_table_begin_widths(struct report *r, const struct report_col *cols, size_t ncols,
 			       const int *min_widths)
 {
-	if (ncols > REPORT_MAX_COLS)
-		ncols = REPORT_MAX_COLS;
 	r->cols = cols;
 	r->ncols = ncols;
 	if (r->json)
 		return;
+	/* As many widths as the table has columns: none is ever dropped. */
+	if (ncols > r->widths_cap) {
+		int *w = realloc(r->widths, ncols * sizeof(*w));
+
+		if (!w) {
+			report_error(r, "out of memory for a table of %zu columns", ncols);
+			r->ncols = 0;
+			return;
+		}
+		r->widths = w;
+		r->widths_cap = ncols;
+	}
 	rule(r->out);
 	for (size_t i = 0; i < ncols; i++) {
 		if (!cols[i].heading)	/* a JSON-only column */

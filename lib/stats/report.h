@@ -43,8 +43,6 @@ struct report_value {
 #define RV_STR(v) ((struct report_value){ .s = (v) })
 #define RV_BOOL(v) ((struct report_value){ .b = (v) })
 
-#define REPORT_MAX_COLS 16
-
 struct report {
 	const char *command;
 	const char *version;
@@ -55,7 +53,8 @@ struct report {
 	json_t *doc;		/* JSON mode: the document being built */
 	const struct report_col *cols;
 	size_t ncols;
-	int widths[REPORT_MAX_COLS];
+	int *widths;		/* text: each column's width (as many as it has) */
+	size_t widths_cap;
 };
 
 void report_init(struct report *r, const char *command, const char *version,
