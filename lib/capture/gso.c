@@ -2,13 +2,9 @@
 /* Splitting UDP GSO aggregates of RoCEv2 packets; see gso.h. */
 #include <string.h>
 
+#include "bytes_le.h"
 #include "gso.h"
 #include "icrc.h"
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 /* ICRC check of one segment with the headers it travels with after
  * segmentation.  The IPv4 ID of segment k is tried as first + k (what the

@@ -16,6 +16,7 @@
  * were computed as x^n mod P; both are checked against zlib by
  * tests/unit/test_crc32.c.
  */
+#include "bytes_le.h"
 #include "crc32.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -493,12 +494,6 @@ static const uint16_t crc16_vcrc_table[256] = {
 	0x960f, 0x8dae, 0xa14d, 0xbaec, 0xf88b, 0xe32a, 0xcfc9, 0xd468,
 	0x4b07, 0x50a6, 0x7c45, 0x67e4, 0x2583, 0x3e22, 0x12c1, 0x0960,
 };
-
-static inline uint32_t get_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
 
 /*
  * Advances the raw register (no pre/post inversion) over len bytes, so the

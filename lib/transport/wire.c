@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "bytes_le.h"
 #include "wire.h"
 
 const char *wire_status_str(enum wire_status s)
@@ -18,12 +19,6 @@ const char *wire_status_str(enum wire_status s)
 	case WIRE_MALFORMED: return "malformed";
 	}
 	return "?";
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
 }
 
 static void decode_bth(struct wire_bth *b, const uint8_t *h)

@@ -227,6 +227,13 @@ struct soft_qp {
 	uint64_t last_cnp_ns;
 };
 
+/* What solving an IPv4 ID from the ICRC needs for one message length. */
+struct soft_id_basis {
+	bool valid;
+	size_t after;			/* bytes CRC'd after the ID */
+	uint32_t v[32], m[32];		/* ICRC changes and the ID bits making them */
+};
+
 struct soft_dev {
 	struct soft_link *link;
 	struct xport_dcqcn dcqcn;	/* every QP's reaction point (resolved) */
@@ -241,6 +248,7 @@ struct soft_dev {
 	uint64_t now_ns;
 	struct shm_publisher *shm;	/* counters for `rdmakit top` (may be NULL) */
 	uint64_t shm_next_ns;
+	struct soft_id_basis id_basis;
 };
 
 /* RC responses travel to the requester; everything else to the responder. */

@@ -12,12 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <zlib.h>
-
+#include "bytes_le.h"
+#include "crc32.h"
 #include "engine.h"
 #include "icrc.h"
 #include "soft.h"
-
 
 struct soft_dev *soft_dev_open(struct soft_link *link, char *err)
 {
@@ -111,53 +110,71 @@ void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint32_t s
  * sends an ID that counts up per packet.  A corrupted packet now passes
  * with odds of 2^-16 rather than 2^-32.
  */
-static bool solve_ip_id(const struct soft_pkt *pk, uint32_t crc0, uint32_t want, uint16_t *id)
-{
-	/* The CRC'd message: 8 x 0xFF, IPv4 header (ID at its bytes 4..5, so
-	 * at bytes 12..13), UDP header, BTH .. before the ICRC. */
-	size_t after = 8 + WIRE_IPV4_LEN + WIRE_UDP_LEN + pk->len - WIRE_ICRC_LEN - 14;
-	static const uint8_t zero2[2] = { 0, 0 };
-	uint32_t basis_v[32] = { 0 }, basis_m[32] = { 0 }, t = crc0 ^ want, x = 0;
-	uint32_t c00 = (uint32_t)crc32(0, zero2, 2);
+static const uint8_t zeros[SOFT_PKT_MAX];
 
+/* Each ID bit's change to the ICRC for messages of `after` bytes past the
+ * ID, reduced to a basis; kept, since a flow's packets repeat their sizes. */
+static void id_basis(struct soft_id_basis *b, size_t after)
+{
+	static const uint8_t zero2[2] = { 0, 0 };
+	uint32_t c00;
+
+	if (b->valid && b->after == after)
+		return;
+	memset(b, 0, sizeof(*b));
+	c00 = crc32_ieee(crc32_ieee(0, zero2, 2), zeros, after);
 	for (int i = 0; i < 16; i++) {
-		uint8_t b[2] = { (uint8_t)((1u << i) >> 8), (uint8_t)(1u << i) };
-		uint32_t v = (uint32_t)crc32_combine((uLong)(crc32(0, b, 2) ^ c00), 0, (z_off_t)after);
+		uint8_t bits[2] = { (uint8_t)((1u << i) >> 8), (uint8_t)(1u << i) };
+		uint32_t v = crc32_ieee(crc32_ieee(0, bits, 2), zeros, after) ^ c00;
 		uint32_t m = 1u << i;
 
 		for (int p = 31; p >= 0 && v; p--) {
 			if (!(v >> p & 1))
 				continue;
-			if (!basis_v[p]) {
-				basis_v[p] = v;
-				basis_m[p] = m;
+			if (!b->v[p]) {
+				b->v[p] = v;
+				b->m[p] = m;
 				break;
 			}
-			v ^= basis_v[p];
-			m ^= basis_m[p];
+			v ^= b->v[p];
+			m ^= b->m[p];
 		}
 	}
+	b->after = after;
+	b->valid = true;
+}
+
+static bool solve_ip_id(struct soft_dev *d, const struct soft_pkt *pk, uint32_t crc0,
+			uint32_t want, uint16_t *id)
+{
+	/* The CRC'd message: 8 x 0xFF, IPv4 header (ID at its bytes 4..5, so
+	 * at bytes 12..13), UDP header, BTH .. before the ICRC. */
+	size_t after = 8 + WIRE_IPV4_LEN + WIRE_UDP_LEN + pk->len - WIRE_ICRC_LEN - 14;
+	uint32_t t = crc0 ^ want, x = 0;
+
+	if (after > sizeof(zeros))
+		return false;
+	id_basis(&d->id_basis, after);
 	for (int p = 31; p >= 0; p--) {
 		if (!(t >> p & 1))
 			continue;
-		if (!basis_v[p])
+		if (!d->id_basis.v[p])
 			return false;
-		t ^= basis_v[p];
-		x ^= basis_m[p];
+		t ^= d->id_basis.v[p];
+		x ^= d->id_basis.m[p];
 	}
 	*id = (uint16_t)x;
 	return t == 0;
 }
 
 /* A received packet's ICRC, with the IPv4 IDs a sender could have used. */
-static bool rx_icrc_ok(const struct soft_pkt *pk)
+static bool rx_icrc_ok(struct soft_dev *d, const struct soft_pkt *pk)
 {
 	uint32_t want;
 
 	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
 		return false;
-	want = (uint32_t)pk->buf[pk->len - 4] | (uint32_t)pk->buf[pk->len - 3] << 8 |
-	       (uint32_t)pk->buf[pk->len - 2] << 16 | (uint32_t)pk->buf[pk->len - 1] << 24;
+	want = get_le32(pk->buf + pk->len - 4);
 	/* The hint first: segment k of a GRO aggregate was sealed with ID k. */
 	if (soft_icrc(&pk->src, &pk->dst, pk->ecn, pk->ip_id, pk->buf, pk->len) == want)
 		return true;
@@ -170,7 +187,7 @@ static bool rx_icrc_ok(const struct soft_pkt *pk)
 		if (crc0 == want)
 			return true;
 		/* Any other ID: solve for it, then check the whole ICRC with it. */
-		return solve_ip_id(pk, crc0, want, &id) &&
+		return solve_ip_id(d, pk, crc0, want, &id) &&
 		       soft_icrc(&pk->src, &pk->dst, pk->ecn, id, pk->buf, pk->len) == want;
 	}
 }
@@ -204,7 +221,7 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 		d->ctr.drops++;
 		return;
 	}
-	if (!rx_icrc_ok(pk)) {
+	if (!rx_icrc_ok(d, pk)) {
 		d->ctr.icrc_errors++;
 		return;
 	}
