@@ -4,7 +4,6 @@
  * from files, one line (or JSON object) per packet, and a per-flow
  * diagnosis of retransmissions, NAKs, CNPs, CE marks and ICRC failures.
  */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,24 +104,6 @@ static int capture_opt(void *ctx, int key, const char *arg)
 	default: return EXIT_USAGE;
 	}
 	return rc;
-}
-
-/* Ctrl-C and SIGTERM end the capture cleanly: the summary still prints. */
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);	/* no SA_RESTART: interrupt the wait */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 }
 
 static int list_interfaces(void)
@@ -294,7 +275,7 @@ static int capture_loop(struct capture_run *r, struct sink *sink, char *err)
 	uint64_t frame_no = 0, kept = 0;
 	int rc = 0;
 
-	while (!stop_requested && (rc = pcap_next_ex(r->src.pc, &h, &data)) >= 0) {
+	while (!cmd_stop && (rc = pcap_next_ex(r->src.pc, &h, &data)) >= 0) {
 		if (rc == 0) {	/* live, nothing yet: wait a little, then look at the stop flag */
 			source_wait(&r->src, 100);
 			continue;
@@ -308,7 +289,7 @@ static int capture_loop(struct capture_run *r, struct sink *sink, char *err)
 		if (handle_record(r, frame_no, h, data) && r->o->count && ++kept >= r->o->count)
 			return 0;
 	}
-	if (!stop_requested && rc == PCAP_ERROR) {
+	if (!cmd_stop && rc == PCAP_ERROR) {
 		snprintf(err, SOURCE_ERR_LEN, "%s after %llu records: %s",
 			 r->o->src.file ? r->o->src.file : r->o->src.iface,
 			 (unsigned long long)frame_no, pcap_geterr(r->src.pc));
@@ -378,7 +359,7 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 	else
 		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	flows_init(&r.flows);
-	install_signals();
+	cmd_catch_stop(false);	/* Ctrl-C ends the capture cleanly: the summary still prints */
 	rc = capture_loop(&r, sinkp, err);
 	if (sinkp)
 		sink_close(sinkp);

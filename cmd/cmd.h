@@ -11,6 +11,7 @@
 #ifndef RDMAKIT_CMD_H
 #define RDMAKIT_CMD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,11 @@ enum {
 	EXIT_USAGE = 2,
 	EXIT_RUNTIME = 3,	/* system, device, peer or file problem */
 };
+
+/* cmd/stop.c: set by Ctrl-C and SIGTERM (and SIGHUP when asked) once
+ * cmd_catch_stop() is called; loops check it and end cleanly. */
+extern volatile sig_atomic_t cmd_stop;
+void cmd_catch_stop(bool hangup);
 
 struct global_opts {
 	bool json;

@@ -5,21 +5,9 @@
 
 #include "perf_cli.h"
 
-volatile sig_atomic_t perf_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	perf_stop = 1;
-}
-
 void perf_cli_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cmd_catch_stop(false);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -44,7 +32,7 @@ void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency)
 	c->o.timeout_s = 10;
 	c->o.port = OOB_DEFAULT_PORT;
 	c->o.gid_index = -1;
-	c->o.stop = &perf_stop;
+	c->o.stop = &cmd_stop;
 }
 
 /* One --dcqcn* option into p (zero fields keep the engine's defaults). */
@@ -370,6 +358,6 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		}
 		perf_close(s);
 		report_finish(&r);
-	} while (c->persistent && !perf_stop);
+	} while (c->persistent && !cmd_stop);
 	return rc;
 }

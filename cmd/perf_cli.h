@@ -115,8 +115,8 @@ typedef int (*perf_client_fn)(void *ctx, struct perf_session *s, struct report *
 int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
 		 perf_client_fn client, void *ctx);
 
-/* Ctrl-C: one flag, checked by the runners. */
-extern volatile sig_atomic_t perf_stop;
+/* Ctrl-C and SIGTERM set cmd_stop, which the runners check; SIGPIPE is
+ * ignored (a closed pipe is a write error, not death). */
 void perf_cli_signals(void);
 
 #endif

@@ -10,7 +10,6 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,14 +41,7 @@ struct tui {
 	const char *error;	/* why the loop stopped, for the caller */
 };
 
-static volatile sig_atomic_t stop_requested;
 static bool screen_up;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 /* Whatever ends the process, the terminal is given back. */
 static void restore_terminal(void)
@@ -614,16 +606,6 @@ static bool key(struct tui *t, int ch)
 
 /* --- the loop --------------------------------------------------------------------------- */
 
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 static bool start_screen(struct tui *t)
 {
 	const char *cs;
@@ -632,7 +614,7 @@ static bool start_screen(struct tui *t)
 	cs = nl_langinfo(CODESET);
 	t->utf8 = cs && !strcmp(cs, "UTF-8");
 	/* Before newterm: ncurses then leaves our SIGINT/SIGTERM handlers be. */
-	install_signals();
+	cmd_catch_stop(true);
 	if (!newterm(NULL, stdout, stdin))
 		return false;
 	screen_up = true;
@@ -666,7 +648,7 @@ int top_tui(struct top_state *st)
 	reorder(&t);
 	remember_selection(&t);
 	next = now_ns() + (uint64_t)(t.delay * 1e9);
-	while (!stop_requested) {
+	while (!cmd_stop) {
 		uint64_t now;
 		int ch, wait_ms;
 
@@ -675,7 +657,7 @@ int top_tui(struct top_state *st)
 		wait_ms = t.paused || now >= next ? 200 : (int)((next - now) / 1000000) + 1;
 		timeout(wait_ms > 200 ? 200 : wait_ms);	/* look at signals often */
 		ch = getch();
-		if (stop_requested)
+		if (cmd_stop)
 			break;
 		if (ch != ERR && ch != KEY_RESIZE && !key(&t, ch))
 			break;

@@ -219,8 +219,8 @@ print(got == [(m["opcode"], m["dest_qp"], m["psn"], m["payload_len"]) for m in w
 	assert_line "  flow 198.18.0.2 > 198.18.0.3 qp 0x000012: 2 retransmissions after 1 NAK(PSN sequence error)"
 }
 
-# Regression test for a fixed defect (cmd/capture.c on_signal/capture_loop): the SIGINT/SIGTERM handler only
-# sets stop_requested.  On Linux, libpcap 1.10 (TPACKET_V3) waits in poll()
+# Regression test for a fixed defect (cmd/stop.c, cmd/capture.c capture_loop): the SIGINT/SIGTERM handler only
+# sets cmd_stop.  On Linux, libpcap 1.10 (TPACKET_V3) waits in poll()
 # with no timeout and, on EINTR without pcap_breakloop(), polls again; so
 # Ctrl-C on a live capture that receives no further matching packet never
 # returns: no summary, no exit, only SIGKILL ends it.  (pcap_breakloop() from
