@@ -51,7 +51,8 @@ enum {
 						     "the additive)" },                       \
 	{ "dcqcn-min-mbps", OPT_DCQCN_MIN, "MBPS", "DCQCN rate floor (default 10)" }
 
-#define PERF_OPTS_COMMON(OP_DEFAULT)                                                       \
+/* Where the test runs: the engine and its endpoints (bw, lat, incast). */
+#define PERF_OPTS_ENDPOINT                                                                 \
 	{ "engine", OPT_ENGINE, "ENGINE", "auto, soft or verbs (default auto)" },            \
 	{ "bind", OPT_BIND, "ADDR", "soft engine: local address (default: the one the "      \
 				    "control connection uses)" },                          \
@@ -59,7 +60,20 @@ enum {
 	{ "udp-port", OPT_UDP_PORT_P, "PORT", "soft engine: UDP port (default 4791)" },       \
 	{ "ib-dev", 'd', "DEV", "verbs engine: RDMA device" },                                 \
 	{ "ib-port", 'i', "PORT", "verbs engine: device port (default 1)" },                   \
-	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2)" },      \
+	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2)" }
+
+/* The QPs' transport settings, checking and waiting (bw, lat, incast). */
+#define PERF_OPTS_TRANSPORT                                                                \
+	{ "mtu", 'm', "BYTES", "path MTU: 256, 512, 1024, 2048 or 4096" },                    \
+	{ "tos", 'T', "TOS", "IP type of service (DSCP << 2); the engine sets ECN" },          \
+	{ "qp-timeout", 'u', "N", "local ACK timeout, 4.096 us * 2^N (default 14)" },           \
+	{ "retry-cnt", OPT_RETRY_CNT, "N", "transport retries, 0..7 (default 7)" },            \
+	{ "rnr-retry", OPT_RNR_RETRY, "N", "RNR retries, 0..7; 7 = forever (default 7)" },     \
+	{ "verify", OPT_VERIFY, NULL, "check every byte moved; exit 1 on a mismatch" },        \
+	{ "timeout", OPT_TIMEOUT, "SECONDS", "wait this long for the peer (default 10)" }
+
+#define PERF_OPTS_COMMON(OP_DEFAULT)                                                       \
+	PERF_OPTS_ENDPOINT,                                                                \
 	{ "op", OPT_OP, "OP", "write, read, send or atomic (default " OP_DEFAULT ")" },       \
 	{ "atomic_type", 'A', "TYPE", "FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)" }, \
 	{ "size", 's', "BYTES", "message size, k/m/g suffixes allowed" },                      \
@@ -70,13 +84,7 @@ enum {
 	{ "tx-depth", 't', "N", "send queue depth" },                                          \
 	{ "rx-depth", 'r', "N", "receive queue depth (send tests)" },                          \
 	{ "outs", 'o', "N", "outstanding READs/atomics the responder accepts (default 16)" },  \
-	{ "mtu", 'm', "BYTES", "path MTU: 256, 512, 1024, 2048 or 4096" },                    \
-	{ "tos", 'T', "TOS", "IP type of service (DSCP << 2); the engine sets ECN" },          \
-	{ "qp-timeout", 'u', "N", "local ACK timeout, 4.096 us * 2^N (default 14)" },           \
-	{ "retry-cnt", OPT_RETRY_CNT, "N", "transport retries, 0..7 (default 7)" },            \
-	{ "rnr-retry", OPT_RNR_RETRY, "N", "RNR retries, 0..7; 7 = forever (default 7)" },     \
-	{ "verify", OPT_VERIFY, NULL, "check every byte moved; exit 1 on a mismatch" },        \
-	{ "timeout", OPT_TIMEOUT, "SECONDS", "wait this long for the peer (default 10)" },     \
+	PERF_OPTS_TRANSPORT,                                                               \
 	{ "loopback", OPT_LOOPBACK, NULL, "run both ends in this process, through the kernel" }, \
 	{ "persistent", OPT_PERSISTENT, NULL, "server: keep serving clients one after another" }, \
 	{ "inline_size", 'I', "BYTES", "post SEND/WRITE messages up to BYTES inline (copied at " \
