@@ -10,8 +10,8 @@
 
 #include "cmd.h"
 #include "flows.h"
-#include "gso.h"
 #include "linktype.h"
+#include "record.h"
 #include "render.h"
 #include "report.h"
 #include "source.h"
@@ -160,9 +160,9 @@ struct capture_run {
 	const struct capture_opts *o;
 	struct source src;
 	struct flow_table flows;
+	struct capture_pipe pipe;	/* decodes into flows, emits through emit_packet */
 	struct time_cache tc;
 	bool json, print_packets;
-	uint64_t rdma_packets;
 	char line[4096];
 };
 
@@ -194,63 +194,9 @@ static void emit_packet(struct capture_run *r, const struct pkt_view *v)
 	fwrite_unlocked(r->line, 1, n + 1, stdout);
 }
 
-/* A UDP GSO aggregate: each segment is a packet of its own. */
-static void emit_gso(struct capture_run *r, const uint8_t *frame, struct pkt_view *v,
-		     const struct gso_split *s)
+static void emit_cb(void *ctx, const struct pkt_view *v)
 {
-	const struct wire_pkt *agg = v->p;
-
-	for (size_t i = 0; i < s->nseg; i++) {
-		struct wire_pkt seg;
-
-		v->status = gso_segment(frame, agg, s, i, &seg);
-		v->p = &seg;
-		v->icrc = CRC_OK;
-		v->gso_index = i;
-		v->gso_count = s->nseg;
-		flows_add(&r->flows, &seg, v->ts_ns, s->len[i], CRC_OK, true);
-		emit_packet(r, v);
-	}
-	r->rdma_packets += s->nseg;
-}
-
-/* Decodes, accounts and prints one record; false when it was not RDMA. */
-static bool handle_record(struct capture_run *r, uint64_t frame_no,
-			  const struct pcap_pkthdr *h, const uint8_t *data)
-{
-	struct cap_decoded d;
-	struct pkt_view v = { .frame = frame_no, .ts_ns = source_ts_ns(&r->src, h),
-			      .wire_len = h->len, .icrc = CRC_NONE, .vcrc = CRC_NONE };
-	const uint8_t *frame;
-	struct gso_split split;
-
-	cap_decode(r->src.dlt, data, h->caplen, r->o->port, &d);
-	if (d.status == WIRE_NOT_RDMA) {
-		r->flows.non_rdma++;
-		return false;
-	}
-	frame = data + d.frame_off;
-	v.p = &d.pkt;
-	v.status = d.status;
-	if (d.status != WIRE_OK)
-		r->flows.malformed++;
-	if (!(d.pkt.layers & WIRE_L_BTH)) {
-		emit_packet(r, &v);
-		return true;
-	}
-	/* A frame cut inside its headers still gets a verdict: unchecked. */
-	if (!r->o->no_icrc && (d.status == WIRE_OK || d.status == WIRE_TRUNCATED)) {
-		v.icrc = icrc_verify(frame, &d.pkt);
-		v.vcrc = vcrc_verify(frame, &d.pkt);
-		if (v.icrc == CRC_BAD && gso_split(frame, &d.pkt, &split)) {
-			emit_gso(r, frame, &v, &split);
-			return true;
-		}
-	}
-	r->rdma_packets++;
-	flows_add(&r->flows, &d.pkt, v.ts_ns, h->len, v.icrc, false);
-	emit_packet(r, &v);
-	return true;
+	emit_packet(ctx, v);
 }
 
 static void no_roce_note(const struct capture_opts *o)
@@ -286,7 +232,8 @@ static int capture_loop(struct capture_run *r, struct sink *sink, char *err)
 		if (sink && sink_write(sink, h, data, err) < 0)
 			return EXIT_RUNTIME;
 		/* -c counts the RDMA packets shown, as tcpdump counts matches. */
-		if (handle_record(r, frame_no, h, data) && r->o->count && ++kept >= r->o->count)
+		if (capture_record(&r->pipe, frame_no, source_ts_ns(&r->src, h), data, h->caplen,
+				   h->len) && r->o->count && ++kept >= r->o->count)
 			return 0;
 	}
 	if (!cmd_stop && rc == PCAP_ERROR) {
@@ -359,6 +306,8 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 	else
 		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	flows_init(&r.flows);
+	r.pipe = (struct capture_pipe){ .flows = &r.flows, .dlt = r.src.dlt, .port = o.port,
+					.no_icrc = o.no_icrc, .emit = emit_cb, .ctx = &r };
 	cmd_catch_stop(false);	/* Ctrl-C ends the capture cleanly: the summary still prints */
 	rc = capture_loop(&r, sinkp, err);
 	if (sinkp)
@@ -370,7 +319,7 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 			render_summary_text(stdout, &r.flows);
 	}
 	fflush(stdout);
-	if (r.src.live && !r.rdma_packets)
+	if (r.src.live && !r.pipe.rdma_packets)
 		no_roce_note(&o);
 	if (rc)
 		runtime_error("capture", "%s", err);

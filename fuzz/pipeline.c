@@ -6,10 +6,8 @@
 
 #include <jansson.h>
 
-#include "gso.h"
-#include "icrc.h"
-#include "linktype.h"
 #include "pipeline.h"
+#include "record.h"
 
 void pipeline_init(struct fuzz_pipeline *fp)
 {
@@ -57,45 +55,18 @@ static void render_all(struct fuzz_pipeline *fp, const struct pkt_view *v)
 	}
 }
 
+static void emit_cb(void *ctx, const struct pkt_view *v)
+{
+	render_all(ctx, v);
+}
+
 void pipeline_record(struct fuzz_pipeline *fp, int dlt, const uint8_t *data, size_t caplen,
 		     size_t wire_len, uint64_t ts_ns)
 {
-	struct pkt_view v = { .frame = ++fp->frame, .ts_ns = ts_ns, .wire_len = wire_len,
-			      .icrc = CRC_NONE, .vcrc = CRC_NONE };
-	struct gso_split split;
-	struct cap_decoded d;
-	const uint8_t *frame;
+	struct capture_pipe cp = { .flows = &fp->flows, .dlt = dlt, .port = ROCEV2_UDP_PORT,
+				   .no_icrc = fp->no_icrc, .emit = emit_cb, .ctx = fp };
 
-	cap_decode(dlt, data, caplen, ROCEV2_UDP_PORT, &d);
-	if (d.status == WIRE_NOT_RDMA)
-		return;
-	frame = data + d.frame_off;
-	v.p = &d.pkt;
-	v.status = d.status;
-	if (!(d.pkt.layers & WIRE_L_BTH)) {
-		render_all(fp, &v);
-		return;
-	}
-	if (d.status == WIRE_OK || d.status == WIRE_TRUNCATED) {
-		v.icrc = icrc_verify(frame, &d.pkt);
-		v.vcrc = vcrc_verify(frame, &d.pkt);
-		if (v.icrc == CRC_BAD && gso_split(frame, &d.pkt, &split)) {
-			for (size_t i = 0; i < split.nseg; i++) {
-				struct wire_pkt seg;
-
-				v.status = gso_segment(frame, &d.pkt, &split, i, &seg);
-				v.p = &seg;
-				v.icrc = CRC_OK;
-				v.gso_index = i;
-				v.gso_count = split.nseg;
-				flows_add(&fp->flows, &seg, ts_ns, split.len[i], CRC_OK, true);
-				render_all(fp, &v);
-			}
-			return;
-		}
-	}
-	flows_add(&fp->flows, &d.pkt, ts_ns, wire_len, v.icrc, false);
-	render_all(fp, &v);
+	capture_record(&cp, ++fp->frame, ts_ns, data, caplen, wire_len);
 }
 
 void pipeline_finish(struct fuzz_pipeline *fp)

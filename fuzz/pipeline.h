@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The capture decoding pipeline as `rdmakit capture` runs it per record
- * (link layer, wire decode, ICRC/VCRC, GSO split, flow accounting, text
- * and JSON rendering), for the decode and pcap fuzz targets.  It also
+ * `rdmakit capture`'s per-record pipeline (lib/capture/record.c, the same
+ * code) with every renderer behind it, text and JSON, for the decode and
+ * pcap fuzz targets.  It also
  * checks one promise of render.h: the direct NDJSON writer gives byte for
  * byte what jansson dumps of the JSON object; a difference aborts.
  */
@@ -21,6 +21,7 @@ struct fuzz_pipeline {
 	struct time_cache tc;
 	FILE *sink;		/* /dev/null: rendering runs, output goes nowhere */
 	uint64_t frame;
+	bool no_icrc;		/* capture --no-icrc: set by the caller per input */
 	char line[4096];
 };
 
