@@ -127,6 +127,18 @@ void fix_check(const struct fix *f)
 		}
 }
 
+/* The engine picks random keys; the seeds were written with these, so the
+ * fixture pins them (the index bits stay the engine's). */
+static void pin_key(struct fix *f, struct xport_mr *mr, uint32_t key)
+{
+	struct soft_mr *m = soft_mr_lookup(f->dev, mr->lkey);
+
+	key = (key & ~SOFT_INDEX_MASK) | (mr->lkey & SOFT_INDEX_MASK);
+	if (m)
+		m->pub.lkey = m->pub.rkey = key;
+	mr->lkey = mr->rkey = key;
+}
+
 static void *qp_open(struct fix *f, uint32_t peer_qpn, uint32_t peer_psn, char *err)
 {
 	struct xport_qp_attr a = { .max_send_wr = 16, .max_recv_wr = 16, .mtu = 1024,
@@ -218,6 +230,8 @@ bool fix_open(struct fix *f)
 	if (!f->cq || soft_engine_ops.reg_mr(f->dev, &f->full, err) < 0 ||
 	    soft_engine_ops.reg_mr(f->dev, &f->ro, err) < 0)
 		goto fail;
+	pin_key(f, &f->full, FIX_FULL_KEY);
+	pin_key(f, &f->ro, FIX_RO_KEY);
 	f->resp = qp_open(f, FIX_PEER_QPN_RESP, FIX_RESP_PSN, err);
 	f->req = f->resp ? qp_open(f, FIX_PEER_QPN_REQ, FIX_RESP_PSN, err) : NULL;
 	if (!f->req || !post_recvs(f, err) || !post_sends(f, err))

@@ -40,6 +40,8 @@
 #define FIX_RO_LEN 2048u
 #define FIX_RO_VA (FIX_BASE + 5 * FIX_PAGE - FIX_RO_LEN)
 #define FIX_CANARY 0xA5
+#define FIX_FULL_KEY 0x5A1000u		/* MR full's key, pinned (random by default) */
+#define FIX_RO_KEY 0xA71000u		/* MR ro's */
 
 #define FIX_RESP_PSN 0x000010u		/* first PSN the responder expects */
 #define FIX_REQ_PSN 0xFFFFF0u		/* first PSN the requester sends: wraps */

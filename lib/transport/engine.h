@@ -43,4 +43,8 @@ struct xport_engine_ops {
 extern const struct xport_engine_ops soft_engine_ops;
 extern const struct xport_engine_ops verbs_engine_ops;
 
+/* Random bits for what a peer must not guess (QPNs, rkeys, first PSNs),
+ * from getrandom(2); -1 with an explanation in err when there are none. */
+int xport_random(void *buf, size_t len, char *err);
+
 #endif

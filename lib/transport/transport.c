@@ -4,10 +4,12 @@
  * engine's ops.  `auto` takes the first engine that can run here, in the
  * order of the table: verbs (an RDMA device exists), then soft.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "engine.h"
 
@@ -309,8 +311,8 @@ static const struct {
 #define F(x) { #x, offsetof(struct xport_counters, x) }
 	F(tx_packets), F(tx_bytes), F(rx_packets), F(rx_bytes), F(retransmits), F(timeouts),
 	F(rnr_naks_rx), F(rnr_naks_tx), F(naks_rx), F(naks_tx), F(seq_naks_rx), F(seq_naks_tx),
-	F(duplicates), F(out_of_sequence), F(icrc_errors), F(drops), F(rcvbuf_drops), F(cnps_tx), F(cnps_rx),
-	F(cnps_handled), F(ce_rx),
+	F(duplicates), F(out_of_sequence), F(icrc_errors), F(drops), F(rcvbuf_drops),
+	F(wrong_peer_drops), F(cnps_tx), F(cnps_rx), F(cnps_handled), F(ce_rx),
 #undef F
 };
 
@@ -390,4 +392,24 @@ const char *xport_wc_status_hint(enum xport_wc_status s)
 	default:
 		return "";
 	}
+}
+
+int xport_random(void *buf, size_t len, char *err)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, XPORT_ERR_LEN, "no random numbers for QP numbers, keys and PSNs "
+				 "(getrandom: %s)", n < 0 ? strerror(errno) : "no bytes");
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }

@@ -181,6 +181,8 @@ struct xport_counters {
 	uint64_t duplicates, out_of_sequence, icrc_errors, drops;
 	uint64_t rcvbuf_drops;		/* lost in the host: our receive buffer was full
 					 * (the socket's share of UdpRcvbufErrors) */
+	uint64_t wrong_peer_drops;	/* for a connected QP, but not from its peer's
+					 * address or not under its P_Key */
 	uint64_t cnps_tx, cnps_rx, ce_rx;
 	uint64_t cnps_handled;		/* CNPs that cut the rate (mlx5: rp_cnp_handled) */
 };

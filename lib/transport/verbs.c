@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "devinfo.h"
 #include "verbs_int.h"
@@ -110,7 +109,6 @@ static void *verbs_open(const struct xport_dev_attr *a, char *err)
 		snprintf(err, XPORT_ERR_LEN, "cannot allocate a protection domain on %s", d->name);
 		goto fail;
 	}
-	d->psn_seed = (uint64_t)time(NULL) * 2654435761u;
 	ibv_free_device_list(list);
 	return d;
 fail:
@@ -267,8 +265,14 @@ static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport
 		verbs_qp_free(q);
 		return NULL;
 	}
-	d->psn_seed = d->psn_seed * 6364136223846793005ULL + 1442695040888963407ULL;
-	q->psn = (uint32_t)(d->psn_seed >> 40) & 0xFFFFFF;
+	/* The first PSN is ours to choose: unpredictable, so that an off-path
+	 * host cannot aim packets into the window. */
+	if (xport_random(&q->psn, sizeof(q->psn), err) < 0) {
+		ibv_destroy_qp(q->qp);
+		verbs_qp_free(q);
+		return NULL;
+	}
+	q->psn &= 0xFFFFFF;
 	return q;
 }
 

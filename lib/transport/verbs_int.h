@@ -18,7 +18,6 @@ struct verbs_dev {
 	int gid_index;
 	union ibv_gid gid;
 	char name[64];
-	uint64_t psn_seed;
 };
 
 struct verbs_cq {

@@ -240,9 +240,9 @@ static void hostile_close(struct hostile *h)
 /* ---- the scripted peer: building, injecting, reading replies ------------ */
 
 /* Builds p (BTH fields and extension headers set by the caller) as an IPv4
- * frame with the codec and hands its UDP payload to the engine. */
-static void inject(struct hostile *h, struct wire_pkt *p, const void *payload, size_t len,
-		   uint8_t ecn)
+ * frame from src with the codec and hands its UDP payload to the engine. */
+static void inject_from(struct hostile *h, const struct soft_addr *src, struct wire_pkt *p,
+			const void *payload, size_t len, uint8_t ecn)
 {
 	uint8_t frame[SOFT_PKT_MAX + 64];
 	struct queue *q = &h->link->to_engine;
@@ -253,9 +253,9 @@ static void inject(struct hostile *h, struct wire_pkt *p, const void *payload, s
 	p->layers = WIRE_L_IPV4;
 	p->ip4.frag = 0x4000;	/* DF, ID 0: as RoCEv2 senders do */
 	p->ip4.ecn = ecn;
-	memcpy(p->ip4.src, h->peer.ip + 12, 4);
+	memcpy(p->ip4.src, src->ip + 12, 4);
 	memcpy(p->ip4.dst, h->link->pub.local.ip + 12, 4);
-	p->udp.sport = h->peer.port;
+	p->udp.sport = src->port;
 	p->udp.dport = ROCEV2_UDP_PORT;
 	n = wire_build(frame, sizeof(frame), p, payload, len);
 	if (!n || q->len == QUEUE_CAP)
@@ -263,10 +263,17 @@ static void inject(struct hostile *h, struct wire_pkt *p, const void *payload, s
 	memset(pk, 0, sizeof(*pk));
 	memcpy(pk->buf, frame + hdr, n - hdr);
 	pk->len = n - hdr;
-	pk->src = h->peer;
+	pk->src = *src;
 	pk->dst = h->link->pub.local;
 	pk->ecn = ecn;
 	q->len++;
+}
+
+/* The same from the connected peer. */
+static void inject(struct hostile *h, struct wire_pkt *p, const void *payload, size_t len,
+		   uint8_t ecn)
+{
+	inject_from(h, &h->peer, p, payload, len, ecn);
 }
 
 /* Hands raw UDP payload bytes to the engine as they are. */
@@ -980,6 +987,48 @@ static void test_forged_cnps(struct unit *u)
 	hostile_finish(u, &h, "forged CNPs");
 }
 
+/*
+ * An off-path host that knows the QPN, an rkey and the next PSN: a WRITE
+ * from its own address (valid ICRC), and one from the peer's address under
+ * another P_Key, change no byte and get no answer; each is counted as
+ * wrong_peer_drops; the peer's own WRITE at that PSN still lands.  (A host
+ * that spoofs the peer's address is not stopped here: only guessing QPN,
+ * rkey and PSN stands in its way, see test_soft's test_unguessable_ids.)
+ */
+static void test_off_path(struct unit *u)
+{
+	struct hostile h;
+	struct soft_addr other;
+	uint8_t data[256];
+	struct wire_pkt p;
+	int before;
+
+	CHECK_EQ(u, hostile_open(&h), 0);
+	before = u->failures;
+	other = h.peer;
+	other.ip[15] ^= 0x40;
+	memset(data, 0xEE, sizeof(data));
+	bth(&h, &p, OP_RC_WRITE_ONLY, h.psn);
+	p.reth = (struct wire_reth){ va_of(&h, 0), h.mr.rkey, sizeof(data) };
+	inject_from(&h, &other, &p, data, sizeof(data), WIRE_ECT0);
+	CHECK(u, silent(&h));
+	CHECK_EQ(u, h.qp->ctr.wrong_peer_drops, 1);
+	CHECK_EQ(u, h.dev->ctr.icrc_errors, 0);
+	CHECK(u, arena_intact(&h.a));
+	bth(&h, &p, OP_RC_WRITE_ONLY, h.psn);
+	p.bth.pkey = 0x8001;
+	p.reth = (struct wire_reth){ va_of(&h, 0), h.mr.rkey, sizeof(data) };
+	inject(&h, &p, data, sizeof(data), WIRE_ECT0);
+	CHECK(u, silent(&h));
+	CHECK_EQ(u, h.qp->ctr.wrong_peer_drops, 2);
+	CHECK_EQ(u, h.dev->ctr.wrong_peer_drops, 2);
+	CHECK(u, arena_intact(&h.a));
+	CHECK_EQ(u, h.qp->state, SOFT_QP_RTS);
+	write_lands(u, &h, 0);
+	tally(u, &h, before, "off-path WRITEs change nothing");
+	hostile_finish(u, &h, "off-path peers");
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -991,5 +1040,6 @@ int main(void)
 	RUN(&u, test_garbage);
 	RUN(&u, test_forged_responses);
 	RUN(&u, test_forged_cnps);
+	RUN(&u, test_off_path);
 	return unit_done(&u);
 }

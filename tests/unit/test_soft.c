@@ -468,14 +468,14 @@ static void access_case(struct unit *u, int which)
 	case 1: wr.remote_addr += 3800; break;				/* past the end */
 	case 2: wr.remote_addr = (uint64_t)-256; break;			/* wraps */
 	case 3:								/* no remote write */
-		pr.s[1].dev->mrs[pr.s[1].mr.rkey >> 8].pub.access = XPORT_ACCESS_LOCAL_WRITE;
+		pr.s[1].dev->mrs[pr.s[1].mr.rkey & SOFT_INDEX_MASK].pub.access = XPORT_ACCESS_LOCAL_WRITE;
 		break;
 	case 4:								/* unaligned atomic */
 		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_ATOMIC_FETCH_AND_ADD, 4, 8);
 		expect = XPORT_WC_REM_INV_REQ_ERR;
 		break;
 	case 5:								/* READ, no remote read */
-		pr.s[1].dev->mrs[pr.s[1].mr.rkey >> 8].pub.access = XPORT_ACCESS_REMOTE_WRITE;
+		pr.s[1].dev->mrs[pr.s[1].mr.rkey & SOFT_INDEX_MASK].pub.access = XPORT_ACCESS_REMOTE_WRITE;
 		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_READ, 0, 512);
 		memcpy(pr.s[0].buf, before, 0);
 		break;
@@ -1088,6 +1088,45 @@ static void test_ip_id_solved(struct unit *u)
 	pair_close(&pr);
 }
 
+/*
+ * What an off-path host would have to guess: QPNs, keys and first PSNs are
+ * random (getrandom), so two devices' first QP and first region differ;
+ * QPNs are never 0, 1 or 0xFFFFFF and keep their slot in the low bits.
+ */
+static void test_unguessable_ids(struct unit *u)
+{
+	struct pair pr;
+	struct xport_qp_attr a = { .max_send_wr = 4, .max_recv_wr = 4, .mtu = 1024 };
+	char err[XPORT_ERR_LEN];
+	uint32_t psns[8];
+	int distinct = 0;
+
+	pair_open(&pr, 4096, 61, 0, 0, 0, 1);
+	CHECK(u, pr.s[0].qp->qpn != pr.s[1].qp->qpn);
+	CHECK(u, pr.s[0].mr.rkey != pr.s[1].mr.rkey);
+	for (int i = 0; i < 2; i++) {
+		uint32_t q = pr.s[i].qp->qpn;
+
+		CHECK(u, q > 1 && q < WIRE_PSN_MASK);
+		CHECK_EQ(u, q & SOFT_INDEX_MASK, (uint32_t)pr.s[i].qp->slot);
+		CHECK_EQ(u, pr.s[i].mr.rkey & SOFT_INDEX_MASK, 0);	/* the first region */
+	}
+	for (int i = 0; i < 8; i++) {
+		struct soft_qp *qp = soft_engine_ops.create_qp(pr.s[0].dev, pr.s[0].cq, pr.s[0].cq,
+							       &a, err);
+
+		CHECK(u, qp != NULL);
+		if (!qp)
+			break;
+		psns[i] = qp->next_psn;
+		for (int j = 0; j < i; j++)
+			distinct += psns[j] != psns[i];
+		soft_engine_ops.destroy_qp(qp);
+	}
+	CHECK(u, distinct >= 27);	/* 28 pairs: random PSNs collide 1 in 2^24 */
+	pair_close(&pr);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -1113,5 +1152,6 @@ int main(void)
 	RUN(&u, test_dcqcn_params);
 	RUN(&u, test_ecn_cnp);
 	RUN(&u, test_ip_id_solved);
+	RUN(&u, test_unguessable_ids);
 	return unit_done(&u);
 }

@@ -23,9 +23,13 @@
 #include "transport.h"
 #include "wire.h"
 
-#define SOFT_MAX_QPS 1024
-#define SOFT_MAX_MRS 1024
-#define SOFT_QPN_BASE 0x100		/* QPN = base + slot; 0 and 1 are special */
+/* QPNs and keys are random bits beside a slot index (getrandom), so a
+ * host that is not the peer cannot guess them; the index finds the object,
+ * the whole value must match. */
+#define SOFT_INDEX_BITS 10
+#define SOFT_MAX_QPS (1 << SOFT_INDEX_BITS)
+#define SOFT_MAX_MRS (1 << SOFT_INDEX_BITS)
+#define SOFT_INDEX_MASK ((1u << SOFT_INDEX_BITS) - 1)
 #define SOFT_PKT_MAX (WIRE_IPV6_LEN + WIRE_UDP_LEN + WIRE_BTH_LEN + \
 		      WIRE_ATOMICETH_LEN + WIRE_RETH_LEN + 4096 + 4 + WIRE_ICRC_LEN)
 #define SOFT_HOST_BACKLOG (256 << 10)	/* bytes of a QP the host may queue unsent */
@@ -238,7 +242,6 @@ struct soft_dev {
 	struct soft_link *link;
 	struct xport_dcqcn dcqcn;	/* every QP's reaction point (resolved) */
 	struct soft_mr mrs[SOFT_MAX_MRS];
-	uint32_t key_gen;		/* makes stale keys differ from new ones */
 	struct soft_qp *qps[SOFT_MAX_QPS];
 	int qp_slots;			/* highest used slot + 1 */
 	struct xport_counters ctr;

@@ -36,7 +36,6 @@ struct soft_dev *soft_dev_open(struct soft_link *link, char *err)
 		return NULL;
 	}
 	d->link = link;
-	d->key_gen = 0x5A;
 	d->now_ns = soft_now_ns();
 	d->shm = shm_publish_open(link->local.ip, link->local.port);
 	return d;
@@ -57,9 +56,9 @@ void soft_dev_close(struct soft_dev *d)
 
 struct soft_mr *soft_mr_lookup(struct soft_dev *d, uint32_t key)
 {
-	uint32_t idx = key >> 8;
+	uint32_t idx = key & SOFT_INDEX_MASK;
 
-	if (idx >= SOFT_MAX_MRS || !d->mrs[idx].used || d->mrs[idx].pub.rkey != key)
+	if (!d->mrs[idx].used || d->mrs[idx].pub.rkey != key)
 		return NULL;
 	return &d->mrs[idx];
 }
@@ -225,11 +224,20 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 		d->ctr.icrc_errors++;
 		return;
 	}
-	slot = p.bth.dqpn - SOFT_QPN_BASE;
-	qp = slot < SOFT_MAX_QPS ? d->qps[slot] : NULL;
-	if (!qp || qp->state == SOFT_QP_RESET || (p.op->transport != WIRE_TR_RC &&
-						  p.op->transport != WIRE_TR_CNP)) {
+	slot = p.bth.dqpn & SOFT_INDEX_MASK;
+	qp = d->qps[slot];
+	if (!qp || qp->qpn != p.bth.dqpn || qp->state == SOFT_QP_RESET ||
+	    (p.op->transport != WIRE_TR_RC && p.op->transport != WIRE_TR_CNP)) {
 		d->ctr.drops++;
+		return;
+	}
+	/* RC is a connection: only its peer's address may speak on it (not
+	 * its UDP source port, which carries entropy), under its P_Key. */
+	if (qp->state == SOFT_QP_RTS &&
+	    (pk->src.v6 != qp->peer.v6 || memcmp(pk->src.ip, qp->peer.ip, 16) != 0 ||
+	     (p.bth.pkey & 0x7FFF) != (WIRE_DEFAULT_PKEY & 0x7FFF))) {
+		qp->ctr.wrong_peer_drops++;
+		d->ctr.wrong_peer_drops++;
 		return;
 	}
 	qp->ctr.rx_packets++;

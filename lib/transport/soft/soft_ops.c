@@ -46,9 +46,16 @@ static int soft_reg_mr(void *dev, struct xport_mr *mr, char *err)
 	for (uint32_t i = 0; i < SOFT_MAX_MRS; i++) {
 		if (d->mrs[i].used)
 			continue;
-		/* Keys carry a generation byte so a stale key is refused. */
-		d->key_gen = (d->key_gen * 167 + 13) & 0xFF;
-		mr->lkey = mr->rkey = i << 8 | d->key_gen;
+		uint32_t r;
+
+		/* Random bits beside the index: a peer cannot guess a key, and
+		 * a stale key (the slot's previous region) is refused. */
+		if (xport_random(&r, sizeof(r), err) < 0)
+			return -1;
+		r &= ~SOFT_INDEX_MASK;
+		if (!r)
+			r = 1u << SOFT_INDEX_BITS;
+		mr->lkey = mr->rkey = r | i;
 		d->mrs[i].pub = *mr;
 		d->mrs[i].used = true;
 		return 0;
@@ -133,11 +140,24 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 		qp->attr.max_rd_atomic = 16;
 	qp->dev = d;
 	qp->slot = slot;
-	qp->qpn = SOFT_QPN_BASE + (uint32_t)slot;
+	/* The QPN: random bits above the slot, never 0 or 1 (their high bits
+	 * are never all zero) nor 0xFFFFFF (multicast); the first PSN random
+	 * too, as RNICs pick it, so an off-path host cannot aim at the window. */
+	{
+		uint32_t r[2];
+
+		if (xport_random(r, sizeof(r), err) < 0)
+			goto fail;
+		r[0] = (r[0] << SOFT_INDEX_BITS) & WIRE_PSN_MASK;
+		if (!r[0])
+			r[0] = 1u << SOFT_INDEX_BITS;
+		qp->qpn = r[0] | (uint32_t)slot;
+		if (qp->qpn == WIRE_PSN_MASK)
+			qp->qpn ^= 1u << SOFT_INDEX_BITS;
+		qp->next_psn = qp->una = r[1] & WIRE_PSN_MASK;
+	}
 	qp->scq = scq;
 	qp->rcq = rcq;
-	/* A random-looking first PSN, as RNICs pick, so PSN wrap is exercised. */
-	qp->next_psn = qp->una = (uint32_t)((soft_now_ns() * 2654435761u) & WIRE_PSN_MASK);
 	port = d->link->ops->qp_open(d->link, slot, a->tos, err);
 	if (port < 0)
 		goto fail;
