@@ -1127,6 +1127,38 @@ static void test_unguessable_ids(struct unit *u)
 	pair_close(&pr);
 }
 
+/*
+ * Responses leave in PSN order: a 1 MiB READ and then WRITEs on one QP,
+ * over a clean link, need no retransmission and no timeout (an ACK for the
+ * WRITE sent before the READ's responses made the requester re-read).
+ */
+static void test_response_order(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[4];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr[3];
+
+	pair_open(&pr, 4 << 20, 71, 0, 0, 0, 0x100);
+	fill(pr.s[1].buf, 1 << 20, 12);
+	fill(pr.s[0].buf + (2 << 20), 4096, 13);
+	wr[0] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_READ, 0, 1 << 20);
+	wr[1] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 2 << 20, 4096);
+	wr[2] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, (2 << 20) + 4096, 64);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr[i], NULL, err), 0);
+	CHECK_EQ(u, run_until(&pr, 0, 3, wc), 3);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(u, wc[i].status, XPORT_WC_SUCCESS);
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 1 << 20) == 0);
+	CHECK(u, memcmp(pr.s[0].buf + (2 << 20), pr.s[1].buf + (2 << 20), 4096) == 0);
+	CHECK_EQ(u, pr.s[0].qp->ctr.retransmits, 0);
+	CHECK_EQ(u, pr.s[0].qp->ctr.timeouts, 0);
+	CHECK_EQ(u, pr.s[0].qp->ctr.out_of_sequence + pr.s[0].qp->ctr.duplicates, 0);
+	CHECK_EQ(u, pr.s[1].qp->ctr.duplicates, 0);
+	pair_close(&pr);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -1153,5 +1185,6 @@ int main(void)
 	RUN(&u, test_ecn_cnp);
 	RUN(&u, test_ip_id_solved);
 	RUN(&u, test_unguessable_ids);
+	RUN(&u, test_response_order);
 	return unit_done(&u);
 }

@@ -400,9 +400,6 @@ void soft_resp_transmit(struct soft_qp *qp)
 {
 	int budget = SOFT_BATCH;
 
-	if (qp->ack_due && qp->state == SOFT_QP_RTS)
-		soft_send_ack(qp, ack_syndrome(), qp->ack_psn);
-	qp->ack_due = false;
 	while (budget > 0 && qp->reads_count && qp->state == SOFT_QP_RTS) {
 		struct soft_read_job *j = &qp->reads[qp->reads_head];
 		bool last = j->psn == (j->last_psn & WIRE_PSN_MASK);
@@ -418,4 +415,13 @@ void soft_resp_transmit(struct soft_qp *qp)
 			qp->reads_count--;
 		}
 	}
+	/* Responses leave in PSN order: the coalesced ACK waits for the READ
+	 * responses of earlier PSNs (an ACK that overtook them would read, to
+	 * the requester, as a lost response, and it would read again). */
+	if (qp->ack_due && qp->state == SOFT_QP_RTS && qp->reads_count &&
+	    wire_psn_diff(qp->reads[qp->reads_head].psn, qp->ack_psn) <= 0)
+		return;
+	if (qp->ack_due && qp->state == SOFT_QP_RTS)
+		soft_send_ack(qp, ack_syndrome(), qp->ack_psn);
+	qp->ack_due = false;
 }
