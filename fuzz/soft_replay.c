@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 		       "req_done %u\n", name ? name + 1 : argv[a], f.completions, f.failed,
 		       (unsigned long long)f.resp->ctr.rx_packets,
 		       (unsigned long long)f.resp->ctr.naks_tx,
-		       (unsigned long long)f.req->ctr.rx_packets, f.req->sq_head);
+		       (unsigned long long)f.req->ctr.rx_packets, (unsigned)f.req->sq_head);
 		fix_close(&f);
 	}
 	return 0;

@@ -1159,6 +1159,44 @@ static void test_response_order(struct unit *u)
 	pair_close(&pr);
 }
 
+/*
+ * Rings that never alias: ring positions are 64-bit, so a queue whose size
+ * is not a power of two keeps working past 2^32 posts (as it would after an
+ * hour at 1 Mpps); and a work request over 2^31 bytes is refused at post.
+ */
+static void test_ring_positions(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[8];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr;
+	struct soft_qp *qp;
+
+	pair_open(&pr, 65536, 81, 0, 0, 0, 0x10);
+	qp = pr.s[0].qp;
+	/* 2^32 - 3 posts done, none outstanding; a size that does not divide 2^32. */
+	qp->sq_size = 255;
+	qp->sq_head = qp->sq_tail = qp->sq_cur = qp->sq_free = (1ull << 32) - 3;
+	fill(pr.s[0].buf, 8192, 21);
+	for (int i = 0; i < 6; i++) {
+		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, (size_t)i * 1024, 1024);
+		wr.wr_id = (uint64_t)i;
+		CHECK_EQ(u, soft_engine_ops.post_send(qp, &wr, NULL, err), 0);
+	}
+	CHECK_EQ(u, run_until(&pr, 0, 6, wc), 6);
+	for (int i = 0; i < 6; i++) {
+		CHECK_EQ(u, wc[i].wr_id, i);
+		CHECK_EQ(u, wc[i].status, XPORT_WC_SUCCESS);
+	}
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 6 * 1024) == 0);
+	CHECK_EQ(u, qp->sq_tail, (1ull << 32) + 3);
+	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 1024);
+	wr.sge.length = (1u << 31) + 1;
+	CHECK_EQ(u, soft_engine_ops.post_send(qp, &wr, NULL, err), -1);
+	CHECK(u, strstr(err, "2 GiB") != NULL);
+	pair_close(&pr);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -1186,5 +1224,6 @@ int main(void)
 	RUN(&u, test_ip_id_solved);
 	RUN(&u, test_unguessable_ids);
 	RUN(&u, test_response_order);
+	RUN(&u, test_ring_positions);
 	return unit_done(&u);
 }

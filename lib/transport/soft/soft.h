@@ -159,7 +159,7 @@ struct soft_read_job {
 struct soft_cqe {
 	struct xport_wc wc;
 	int qp_slot;			/* -1: a receive completion */
-	uint32_t sq_free;		/* send: entries before it are free */
+	uint64_t sq_free;		/* send: entries before it are free */
 };
 
 struct soft_cq {
@@ -186,10 +186,14 @@ struct soft_qp {
 
 	/* Requester. */
 	struct soft_swqe *sq;
-	uint32_t sq_size, sq_head, sq_tail;	/* head: oldest not completed */
-	uint32_t sq_free;		/* entries before it may be posted over */
+	/* Ring positions count work requests ever posted: 64 bits, so that
+	 * position % size never aliases (32 bits wrapped after an hour at
+	 * 1 Mpps, and sizes need not be powers of two). */
+	uint32_t sq_size;
+	uint64_t sq_head, sq_tail;	/* head: oldest not completed */
+	uint64_t sq_free;		/* entries before it may be posted over */
 	uint8_t *inline_buf;		/* attr.max_inline_data bytes per SQ entry */
-	uint32_t sq_cur;		/* next WQE to transmit from */
+	uint64_t sq_cur;		/* next WQE to transmit from */
 	uint32_t cur_pkt;		/* packet index within sq_cur */
 	uint32_t next_psn;		/* PSN of the next new packet */
 	uint32_t una;			/* oldest unacknowledged PSN */
@@ -213,7 +217,8 @@ struct soft_qp {
 
 	/* Responder. */
 	struct soft_rwqe *rq;
-	uint32_t rq_size, rq_head, rq_tail;
+	uint32_t rq_size;
+	uint64_t rq_head, rq_tail;
 	uint32_t epsn;			/* expected PSN */
 	uint32_t msn;
 	bool nak_sent;			/* one NAK(PSN sequence error) per episode */
@@ -275,7 +280,7 @@ struct soft_mr *soft_mr_check(struct soft_dev *d, uint32_t rkey, uint64_t va, ui
 			      int access);
 void soft_cq_push(struct soft_cq *cq, const struct xport_wc *wc);
 /* A send completion of qp's entry sq_index. */
-void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint32_t sq_index);
+void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint64_t sq_index);
 uint64_t soft_now_ns(void);
 
 /* soft_batch.c: how a batch of packets leaves in one send call. */

@@ -79,7 +79,7 @@ struct soft_mr *soft_mr_check(struct soft_dev *d, uint32_t rkey, uint64_t va, ui
 	return mr;
 }
 
-static void cq_push(struct soft_cq *cq, const struct xport_wc *wc, int qp_slot, uint32_t sq_free)
+static void cq_push(struct soft_cq *cq, const struct xport_wc *wc, int qp_slot, uint64_t sq_free)
 {
 	if (cq->count == cq->depth) {
 		cq->overflow = true;	/* an overrun CQ is a fatal error on RNICs too */
@@ -95,7 +95,7 @@ void soft_cq_push(struct soft_cq *cq, const struct xport_wc *wc)
 	cq_push(cq, wc, -1, 0);
 }
 
-void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint32_t sq_index)
+void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint64_t sq_index)
 {
 	cq_push(qp->scq, wc, qp->slot, sq_index + 1);
 }

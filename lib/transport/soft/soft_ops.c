@@ -246,7 +246,7 @@ static int soft_connect(void *qpv, const struct xport_qp_info *peer, char *err)
  * As with IBV_SEND_INLINE, the lkey is not used. */
 static int post_inline(struct soft_qp *qp, const struct xport_send_wr *wr, char *err)
 {
-	uint32_t idx = qp->sq_tail % qp->sq_size;
+	uint32_t idx = (uint32_t)(qp->sq_tail % qp->sq_size);
 	uint8_t *copy = qp->inline_buf + (size_t)idx * qp->attr.max_inline_data;
 	struct soft_swqe *w = &qp->sq[idx];
 
@@ -278,6 +278,13 @@ static int post_one(struct soft_qp *qp, const struct xport_send_wr *wr, char *er
 	}
 	if (qp->sq_tail - qp->sq_free == qp->sq_size) {
 		snprintf(err, XPORT_ERR_LEN, "send queue full (%u work requests)", qp->sq_size);
+		return -1;
+	}
+	/* IBTA messages are at most 2^31 bytes (DMA length); beyond, the
+	 * packet count would not fit the PSN space either. */
+	if (wr->sge.length > 1u << 31) {
+		snprintf(err, XPORT_ERR_LEN, "a work request of %u bytes exceeds the 2 GiB an RDMA "
+			 "message can carry", wr->sge.length);
 		return -1;
 	}
 	if ((wr->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP ||

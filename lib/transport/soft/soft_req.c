@@ -135,7 +135,7 @@ static enum xport_wc_opcode wc_opcode(enum xport_wr_opcode op)
 	}
 }
 
-static struct soft_swqe *wqe(struct soft_qp *qp, uint32_t i)
+static struct soft_swqe *wqe(struct soft_qp *qp, uint64_t i)
 {
 	return &qp->sq[i % qp->sq_size];
 }
@@ -168,7 +168,7 @@ void soft_req_flush(struct soft_qp *qp, enum xport_wc_status first_status)
 	enum xport_wc_status st = first_status;
 
 	qp->state = SOFT_QP_ERROR;
-	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+	for (uint64_t i = qp->sq_head; i != qp->sq_tail; i++) {
 		struct soft_swqe *w = wqe(qp, i);
 
 		if (w->done)
@@ -192,7 +192,7 @@ void soft_req_flush(struct soft_qp *qp, enum xport_wc_status first_status)
 /* Restarts transmission at PSN psn (go-back-N). */
 static void go_back(struct soft_qp *qp, uint32_t psn)
 {
-	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+	for (uint64_t i = qp->sq_head; i != qp->sq_tail; i++) {
 		struct soft_swqe *w = wqe(qp, i);
 
 		if (!w->assigned)
@@ -233,7 +233,7 @@ static void ack_upto(struct soft_qp *qp, uint32_t psn)
 	uint32_t una = (psn + 1) & WIRE_PSN_MASK;
 	bool advanced = false;
 
-	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+	for (uint64_t i = qp->sq_head; i != qp->sq_tail; i++) {
 		struct soft_swqe *w = wqe(qp, i);
 
 		if (!w->assigned || wire_psn_diff(w->first_psn + w->npkts - 1, psn) > 0)
