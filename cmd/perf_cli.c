@@ -119,7 +119,7 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		o->explicit_set |= PERF_SET_OP;
 		break;
 	case 's':
-		rc = parse_u64(cmd, "-s/--size", arg, 1, 8 << 20, true, &o->size);
+		rc = parse_u64(cmd, "-s/--size", arg, 1, PERF_MAX_SIZE, true, &o->size);
 		o->explicit_set |= PERF_SET_SIZE;
 		break;
 	case 'a': c->all = true; break;
@@ -180,6 +180,9 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		break;
 	case OPT_LOOPBACK: c->loopback = true; break;
 	case OPT_PERSISTENT: c->persistent = true; break;
+	case OPT_MAX_MEMORY:
+		rc = parse_u64(cmd, "--max-memory", arg, 1 << 20, 1ULL << 40, true, &o->max_memory);
+		break;
 	case 'I':
 		/* The engine refuses what it cannot post inline (soft: 912 bytes). */
 		rc = parse_u64(cmd, "-I/--inline_size", arg, 0, 1 << 20, false, &v);
@@ -339,7 +342,14 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		if (role == PERF_SERVER && !g->json)
 			printf("Waiting for a client on port %u...\n", o.port);
 		fflush(stdout);
-		if (perf_open(&s, role, &o, err) < 0) {
+		rc = perf_open(&s, role, &o, err);
+		if (rc == PERF_CLIENT_FAILED && c->persistent) {
+			report_error(&r, "%s", err);	/* that client's; wait for the next */
+			report_finish(&r);
+			rc = EXIT_RUNTIME;
+			continue;
+		}
+		if (rc < 0) {
 			report_error(&r, "%s", err);
 			report_finish(&r);
 			return EXIT_RUNTIME;

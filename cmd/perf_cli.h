@@ -22,6 +22,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_LOOPBACK,
 	OPT_PERSISTENT,
+	OPT_MAX_MEMORY,
 	OPT_CPU_UTIL,
 	OPT_RDMA_CM_ALIAS,
 	OPT_DCQCN,
@@ -87,6 +88,8 @@ enum {
 	PERF_OPTS_TRANSPORT,                                                               \
 	{ "loopback", OPT_LOOPBACK, NULL, "run both ends in this process, through the kernel" }, \
 	{ "persistent", OPT_PERSISTENT, NULL, "server: keep serving clients one after another" }, \
+	{ "max-memory", OPT_MAX_MEMORY, "BYTES", "server: refuse a client whose buffers need more " \
+					       "(default: 1g or a quarter of RAM, the smaller)" }, \
 	{ "inline_size", 'I', "BYTES", "post SEND/WRITE messages up to BYTES inline (copied at " \
 				       "post time; default 0, lat: 236 send, 220 write)" },       \
 	{ "rdma-cm", 'R', NULL, "verbs engine: connect the QPs through the RDMA connection "   \

@@ -600,6 +600,26 @@ assert d["results"] == [] and d["errors"] == [], d' "$ADDR"
 	grep -q ' Iterations      : 200' "$BATS_TEST_TMPDIR/srv"
 }
 
+@test "bw --max-memory: a client asking for more buffers is refused in one line; the server stays small and serves the next" {
+	local port rss
+	port=$(free_port)
+	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" bw -p "$port" --bind "$ADDR" \
+		--persistent --max-memory 64m
+	wait_listen "$port"
+	# 2 x 8 MiB x 8 QPs = 128 MiB of server buffers: more than 64 MiB.
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$port" --bind "$ADDR" -s 8m -q 8 -n 5
+	assert_failure 3
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ $stderr == *"needs 128 MiB"*"--max-memory of 64 MiB"* ]] || fail "stderr: $stderr"
+	rss=$(ps -o rss= -p "$BG")
+	(( rss < 48 * 1024 )) || fail "the server grew to $rss KiB"
+	run --separate-stderr timeout -k 2 30 "$RDMAKIT" bw "$ADDR" -p "$port" --bind "$ADDR" -s 8m -q 2 -n 5
+	assert_success
+	kill -0 "$BG" || fail "the persistent server exited: $(cat "$BATS_TEST_TMPDIR/srv.err")"
+	run "$RDMAKIT" bw --max-memory 512k
+	assert_failure 2
+}
+
 # --- signals ------------------------------------------------------------------------
 
 @test "bw -D: SIGINT ends the run at once and prints the partial results" {

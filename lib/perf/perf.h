@@ -18,6 +18,7 @@
 #include "transport.h"
 
 #define PERF_MAX_QPS 64
+#define PERF_MAX_SIZE (8u << 20)	/* the largest message, -s and -a */
 #define PERF_MAX_INTERVALS 4096
 
 #define PERF_MAX_POST_LIST 512
@@ -64,6 +65,8 @@ struct perf_opts {
 	bool latency;			/* a latency test (ping-pong), not bandwidth */
 	double interval;		/* seconds between interval reports; 0: none */
 	int timeout_s;			/* control-channel waits */
+	uint64_t max_memory;		/* server: most buffer bytes a client may ask
+					 * for; 0: perf_default_max_memory() */
 	/* Where: the engine and its local address, the control port. */
 	const char *engine;
 	const char *ib_dev;		/* verbs: device, port, GID index (-1: pick) */
@@ -118,7 +121,10 @@ struct perf_lat_result {
 
 struct perf_session;
 
-/* Sets up a session (connects, exchanges the test and QP info). */
+/* Sets up a session (connects, exchanges the test and QP info).  0, or -1
+ * with err; a server returns PERF_CLIENT_FAILED when the client it accepted
+ * failed or was refused (its parameters, its memory): it may serve the next. */
+#define PERF_CLIENT_FAILED (-2)
 int perf_open(struct perf_session **out, enum perf_role role, struct perf_opts *o, char *err);
 void perf_close(struct perf_session *s);
 const char *perf_engine(const struct perf_session *s);
@@ -143,5 +149,8 @@ unsigned perf_cq_mod(const struct perf_opts *o, unsigned depth);
 /* WRs a bw run keeps in flight per QP: -t, and at most 8 atomics (each
  * has a result buffer of its own). */
 unsigned perf_tx_depth(const struct perf_opts *o);
+
+/* A server's default --max-memory: the smaller of 1 GiB and a quarter of RAM. */
+uint64_t perf_default_max_memory(void);
 
 #endif

@@ -27,6 +27,14 @@ const char *perf_op_name(enum perf_op op)
 	return names[op];
 }
 
+uint64_t perf_default_max_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t quarter = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 : 0;
+
+	return quarter && quarter < (1ULL << 30) ? quarter : 1ULL << 30;
+}
+
 /* Bytes of buffer per QP: room for the largest message, 64-byte aligned. */
 static size_t slot_len(uint64_t max_size)
 {
@@ -223,12 +231,27 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 		   "interval=%lg engine=%15s lat=%d", &op, &cas, &size, &max_size, &iters, &duration,
 		   &qps, &txd, &rxd, &outs, &mtu, &verify, &interval, engine, &lat) != 15 ||
 	    op < 0 || op > PERF_ATOMIC || qps < 1 || qps > PERF_MAX_QPS ||
-	    max_size > (1ULL << 31) || size > max_size ||
+	    max_size > PERF_MAX_SIZE || size > max_size ||
 	    !params_in_range(size, iters, duration, txd, rxd, outs, mtu, interval) ||
 	    adopt_extras(o, text) < 0) {
 		snprintf(err, XPORT_ERR_LEN, "the client sent test parameters this rdmakit cannot "
 			 "use: %.200s", text);
 		return -1;
+	}
+	/* Memory before anything else: a client must not make a server
+	 * allocate (and zero) more than it allows. */
+	{
+		uint64_t limit = o->max_memory ? o->max_memory : perf_default_max_memory();
+		uint64_t need = 2 * (uint64_t)slot_len(max_size) * qps;
+
+		if (need > limit) {
+			snprintf(err, XPORT_ERR_LEN, "the client's test needs %" PRIu64 " MiB of "
+				 "buffers (2 x %" PRIu64 " bytes x %u QPs), more than this server's "
+				 "--max-memory of %" PRIu64 " MiB: use fewer QPs or smaller messages, "
+				 "or raise --max-memory on the server", (need + (1 << 20) - 1) >> 20,
+				 max_size, qps, limit >> 20);
+			return -1;
+		}
 	}
 	/* The engines may differ: a soft engine speaks RoCEv2 to an RNIC or
 	 * rxe on the other side.  Each side keeps its own --engine. */
@@ -455,22 +478,23 @@ static int open_server(struct perf_session *s, char *err)
 	s->oob.stop = s->o.stop;	/* Ctrl-C ends the wait for a client */
 	if (oob_accept(s->listen_fd, -1, &s->oob, err) < 0)
 		return -1;
+	/* From here a failure is this client's: the server may serve the next. */
 	s->oob.timeout_ms = s->o.timeout_s * 1000;
 	s->oob.stop = s->o.stop;
 	if (oob_hello(&s->oob, true, err) < 0 ||
 	    oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
-		return -1;
+		return PERF_CLIENT_FAILED;
 	text[len] = '\0';
 	if (adopt_params(s, text, err) < 0) {
 		oob_send_error(&s->oob, err);
-		return -1;
+		return PERF_CLIENT_FAILED;
 	}
 	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
 	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || end_open(s, &s->a, err) < 0) {
 		oob_send_error(&s->oob, err);
-		return -1;
+		return PERF_CLIENT_FAILED;
 	}
-	return exchange(s, true, err);
+	return exchange(s, true, err) < 0 ? PERF_CLIENT_FAILED : 0;
 }
 
 int perf_open(struct perf_session **out, enum perf_role role, struct perf_opts *o, char *err)
@@ -500,7 +524,7 @@ int perf_open(struct perf_session **out, enum perf_role role, struct perf_opts *
 		rc = open_server(s, err);
 	if (rc < 0) {
 		perf_close(s);
-		return -1;
+		return rc;
 	}
 	*o = s->o;	/* what was adopted, for the caller's report */
 	*out = s;
