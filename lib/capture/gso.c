@@ -10,7 +10,7 @@
  * segmentation.  The IPv4 ID of segment k is tried as first + k (what the
  * kernel's UDP segmentation writes) and as the first ID unchanged. */
 static bool segment_ok(const uint8_t *frame, const struct wire_pkt *p, size_t k,
-		       size_t bth, size_t seg_len)
+		       size_t bth, size_t seg_len, size_t *icrc_bytes)
 {
 	const uint8_t *ip = frame + p->icrc_start;
 	bool v6 = p->layers & WIRE_L_IPV6;
@@ -26,11 +26,13 @@ static bool segment_ok(const uint8_t *frame, const struct wire_pkt *p, size_t k,
 	wire_put16(udp + 4, (uint16_t)(WIRE_UDP_LEN + seg_len));
 	if (v6) {
 		wire_put16(hdr + 4, (uint16_t)(WIRE_UDP_LEN + seg_len));
+		*icrc_bytes += seg_len;
 		return icrc_rocev2(hdr, hlen, udp, frame + bth, seg_len - WIRE_ICRC_LEN) == want;
 	}
 	wire_put16(hdr + 2, (uint16_t)(hlen + WIRE_UDP_LEN + seg_len));
 	for (int attempt = 0; attempt < 2; attempt++) {
 		wire_put16(hdr + 4, (uint16_t)(p->ip4.id + (attempt ? 0 : k)));
+		*icrc_bytes += seg_len;
 		if (icrc_rocev2(hdr, hlen, udp, frame + bth, seg_len - WIRE_ICRC_LEN) == want)
 			return true;
 	}
@@ -53,12 +55,17 @@ bool gso_split(const uint8_t *frame, const struct wire_pkt *p, struct gso_split 
 		return false;
 	total = p->icrc_off + WIRE_ICRC_LEN - start;
 	memset(s, 0, sizeof(*s));
-	/* Packets are whole 4-byte words (the pad makes them so). */
+	/* Packets are whole 4-byte words (the pad makes them so).  Only the
+	 * first GSO_MAX_CANDIDATES places where a plausible next BTH sits get
+	 * an ICRC check: a crafted frame with one every few bytes would
+	 * otherwise cost ICRCs quadratic in its length. */
 	for (len = WIRE_BTH_LEN + WIRE_ICRC_LEN; len + WIRE_BTH_LEN <= total; len += 4) {
 		if (!plausible_next(frame + start + len, &p->bth))
 			continue;
-		if (segment_ok(frame, p, 0, start, len))
+		if (segment_ok(frame, p, 0, start, len, &s->icrc_bytes))
 			break;
+		if (++s->candidates == GSO_MAX_CANDIDATES)
+			return false;
 	}
 	if (len + WIRE_BTH_LEN > total)
 		return false;
@@ -66,7 +73,8 @@ bool gso_split(const uint8_t *frame, const struct wire_pkt *p, struct gso_split 
 	for (size_t off = 0; off < total; off += len) {
 		size_t this_len = total - off < len ? total - off : len;
 
-		if (s->nseg == GSO_MAX_SEGS || !segment_ok(frame, p, s->nseg, start + off, this_len))
+		if (s->nseg == GSO_MAX_SEGS ||
+		    !segment_ok(frame, p, s->nseg, start + off, this_len, &s->icrc_bytes))
 			return false;
 		s->off[s->nseg] = start + off;
 		s->len[s->nseg] = this_len;

@@ -14,8 +14,13 @@
 #include "wire.h"
 
 #define GSO_MAX_SEGS 128
+/* Segment lengths tried: the ICRC work on any frame is then at most
+ * 2 x (GSO_MAX_CANDIDATES + 1) x its length (two IPv4 IDs per try). */
+#define GSO_MAX_CANDIDATES 8
 
 struct gso_split {
+	size_t candidates;		/* segment lengths that did not verify */
+	size_t icrc_bytes;		/* bytes run through the ICRC */
 	size_t nseg;
 	size_t seg_len;			/* gso_size: every segment but the last */
 	size_t off[GSO_MAX_SEGS];	/* BTH offset of each segment in the frame */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "erf.h"
+#include "gso.h"
 #include "icrc.h"
 #include "unit.h"
 #include "wire.h"
@@ -613,6 +614,47 @@ static void test_capture_erf_ib(struct unit *u)
 	CHECK_EQ(u, t.vcrc_ok, 43);
 }
 
+/*
+ * A crafted 64 KB RoCEv2 frame whose payload repeats the BTH of a plausible
+ * next packet every 12 bytes: splitting it as a GSO aggregate tries at most
+ * GSO_MAX_CANDIDATES segment lengths, so its ICRC work stays within
+ * 2 x (GSO_MAX_CANDIDATES + 1) x its length (it was about 5,000 tries and
+ * hundreds of MB of CRC).  A real two-segment aggregate still splits.
+ */
+static void test_gso_split_bounded(struct unit *u)
+{
+	static uint8_t frame[70000], payload[64000];
+	struct wire_pkt a, b, next;
+	struct gso_split sp;
+	size_t n, bth_len = 12;
+
+	memset(&a, 0, sizeof(a));
+	setup_encap(&a, 0);
+	a.bth.opcode = OP_RC_SEND_MIDDLE;
+	a.bth.pkey = WIRE_DEFAULT_PKEY;
+	a.bth.dqpn = 0x123456;
+	a.bth.psn = 77;
+	next = a;
+	next.bth.psn = 78;
+	next.bth.opcode = OP_RC_SEND_MIDDLE;
+	{
+		uint8_t one[64];
+		size_t m = wire_build(one, sizeof(one), &next, NULL, 0);
+		const uint8_t *h = one + (m - WIRE_ICRC_LEN - bth_len);
+
+		for (size_t off = 0; off + bth_len <= sizeof(payload); off += bth_len)
+			memcpy(payload + off, h, bth_len);
+	}
+	n = wire_build(frame, sizeof(frame), &a, payload, sizeof(payload));
+	CHECK(u, n > sizeof(payload));
+	CHECK_EQ(u, wire_decode(&b, frame, n, WIRE_LINK_ETH, ROCEV2_UDP_PORT), WIRE_OK);
+	CHECK(u, !gso_split(frame, &b, &sp));
+	CHECK_EQ(u, sp.candidates, GSO_MAX_CANDIDATES);
+	printf("#   crafted %zu-byte frame: %zu ICRC bytes (bound %zu)\n", n, sp.icrc_bytes,
+	       2 * (GSO_MAX_CANDIDATES + 1) * n);
+	CHECK(u, sp.icrc_bytes <= 2 * (GSO_MAX_CANDIDATES + 1) * n);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -626,6 +668,7 @@ int main(void)
 	RUN(&u, test_malformed);
 	RUN(&u, test_aeth);
 	RUN(&u, test_psn);
+	RUN(&u, test_gso_split_bounded);
 	RUN(&u, test_capture_oferby);
 	RUN(&u, test_capture_rxe);
 	RUN(&u, test_capture_erf_ib);
