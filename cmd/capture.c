@@ -21,6 +21,7 @@ enum {
 	OPT_SUMMARY,
 	OPT_NO_ICRC,
 	OPT_UTC,
+	OPT_MAX_FLOWS,
 };
 
 static const struct opt_spec capture_opts[] = {
@@ -40,6 +41,8 @@ static const struct opt_spec capture_opts[] = {
 	{ "summary", OPT_SUMMARY, NULL, "print only the per-flow diagnosis" },
 	{ "no-icrc", OPT_NO_ICRC, NULL, "do not verify ICRC and VCRC" },
 	{ "utc", OPT_UTC, NULL, "print times of day in UTC" },
+	{ "max-flows", OPT_MAX_FLOWS, "N", "diagnose at most N flows, about 50 KB each; count the "
+					"rest (default 10000)" },
 	OPTS_END,
 };
 
@@ -47,7 +50,7 @@ static const struct cmd_usage capture_usage = {
 	.cmd = "capture",
 	.synopsis = "[-i IFACE | -r FILE] [-w FILE [-C MB] [-W N]] [-c COUNT] [-s SNAPLEN]\n"
 		    "[-B KIB] [-U] [-l] [-D] [--udp-port N] [-v] [--summary] [--json]\n"
-		    "[--no-icrc] [BPF FILTER ...]",
+		    "[--no-icrc] [--max-flows N] [BPF FILTER ...]",
 	.description = "Decode RoCEv2, RoCEv1 and native InfiniBand packets, live or from a capture\n"
 		       "file: one line per packet with opcode, QP, PSN, extended headers and ICRC,\n"
 		       "then (with --summary, or at the end of a live capture) a per-flow diagnosis:\n"
@@ -59,7 +62,7 @@ static const struct cmd_usage capture_usage = {
 struct capture_opts {
 	struct source_opts src;
 	const char *write;
-	uint64_t file_mb, file_count, count;
+	uint64_t file_mb, file_count, count, max_flows;
 	bool packet_buffered, line_buffered, list, verbose, summary, no_icrc, utc;
 	uint16_t port;
 };
@@ -101,6 +104,9 @@ static int capture_opt(void *ctx, int key, const char *arg)
 	case OPT_SUMMARY: o->summary = true; break;
 	case OPT_NO_ICRC: o->no_icrc = true; break;
 	case OPT_UTC: o->utc = true; break;
+	case OPT_MAX_FLOWS:
+		rc = parse_u64("capture", "--max-flows", arg, 1, 10000000, false, &o->max_flows);
+		break;
 	default: return EXIT_USAGE;
 	}
 	return rc;
@@ -306,6 +312,7 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 	else
 		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	flows_init(&r.flows);
+	r.flows.max_flows = (size_t)o.max_flows;
 	r.pipe = (struct capture_pipe){ .flows = &r.flows, .dlt = r.src.dlt, .port = o.port,
 					.no_icrc = o.no_icrc, .emit = emit_cb, .ctx = &r };
 	cmd_catch_stop(false);	/* Ctrl-C ends the capture cleanly: the summary still prints */

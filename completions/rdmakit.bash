@@ -37,7 +37,7 @@ _rdmakit_command_opts()
 	capture)
 		echo '--interface --read --write --file-size --file-count --count' \
 			'--snaplen --buffer-size --packet-buffered --line-buffered' \
-			'--list-interfaces --udp-port --verbose --summary --no-icrc --utc' \
+			'--list-interfaces --udp-port --verbose --summary --no-icrc --utc --max-flows' \
 			'--json --pretty --help'
 		;;
 	devices)

@@ -1169,3 +1169,34 @@ assert {p["src"] for p in pkts} == {"198.18.0.1", "198.18.0.2"}
 assert len({p["opcode"] for p in pkts}) >= 16
 PY
 }
+
+@test "--max-flows bounds the flow table: 200,000 distinct QPs cost at most the limit's memory; the rest are counted" {
+	local f=$BATS_TEST_TMPDIR/many-flows.pcap rss
+	require_tool /usr/bin/time "GNU time, for the peak RSS (Debian's time)"
+	# 200,000 RC SEND Only packets, each to its own destination QP.
+	python3 - "$f" <<'PY'
+import struct, sys
+out = open(sys.argv[1], "wb")
+out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+eth = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00"
+for q in range(200000):
+    bth = struct.pack(">BBHI I", 0x04, 0x40, 0xFFFF, q + 2, 0x80000000 | 1)
+    payload = bth + b"\0" * 4
+    udp = struct.pack(">HHHH", 49152, 4791, 8 + len(payload), 0)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(payload), 0, 0x4000, 64, 17, 0,
+                     bytes([198, 18, 0, 1]), bytes([198, 18, 0, 2]))
+    frame = eth + ip + udp + payload
+    out.write(struct.pack("<IIII", 1, q, len(frame), len(frame)) + frame)
+PY
+	run --separate-stderr /usr/bin/time -f '%M' "$RDMAKIT" capture -r "$f" --summary --json --max-flows 1000
+	assert_success
+	rss=${stderr_lines[-1]}
+	# 1000 flows of about 50 KB each, plus the program: well under 100 MB.
+	(( rss < 100 * 1024 )) || fail "peak RSS $rss KiB"
+	run ndjson 'print(summary["packets"], len(summary["flows"]), summary["untracked_packets"])'
+	assert_output "200000 1000 199000"
+	cap -r "$f" --summary --max-flows 1000
+	assert_line "199000 packets in flows beyond the first 1000: counted, not diagnosed (raise --max-flows)"
+	cap -r "$f" --max-flows 0
+	assert_failure 2
+}

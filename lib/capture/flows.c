@@ -327,7 +327,14 @@ bool flows_add(struct flow_table *t, const struct wire_pkt *p, uint64_t ts_ns,
 	uint8_t ecn;
 
 	flow_key_of(p, &k);
-	f = lookup(t, &k, true);
+	f = lookup(t, &k, t->n < (t->max_flows ? t->max_flows : FLOWS_DEFAULT_MAX));
+	if (!f && t->n >= (t->max_flows ? t->max_flows : FLOWS_DEFAULT_MAX)) {
+		/* Memory stays bounded: a flow past the limit is counted only. */
+		t->packets++;
+		t->bytes += wire_len;
+		t->untracked_packets++;
+		return true;
+	}
 	if (!f)
 		return false;
 	if (!t->packets || ts_ns < t->first_ns)

@@ -62,12 +62,17 @@ struct flow {
 	struct flow *peer;	/* the opposite direction of the connection */
 };
 
+/* capture --max-flows: flows diagnosed at most (about 50 KB each). */
+#define FLOWS_DEFAULT_MAX 10000
+
 struct flow_table {
 	struct flow **slots;	/* open addressing */
 	size_t cap;
 	struct flow **order;	/* in order of first packet */
 	size_t n, order_cap;
+	size_t max_flows;	/* 0: FLOWS_DEFAULT_MAX */
 	uint64_t packets, bytes, non_rdma, malformed, icrc_bad, icrc_unchecked;
+	uint64_t untracked_packets;	/* in flows beyond max_flows: counted, not diagnosed */
 	uint64_t first_ns, last_ns;
 };
 

@@ -187,6 +187,7 @@ json_t *render_summary_json(const struct flow_table *t)
 	json_object_set_new(o, "malformed", json_integer((json_int_t)t->malformed));
 	json_object_set_new(o, "icrc_bad", json_integer((json_int_t)t->icrc_bad));
 	json_object_set_new(o, "icrc_unchecked", json_integer((json_int_t)t->icrc_unchecked));
+	json_object_set_new(o, "untracked_packets", json_integer((json_int_t)t->untracked_packets));
 	json_object_set_new(o, "duration_s", json_real(seconds(t->first_ns, t->last_ns)));
 	for (size_t i = 0; i < t->n; i++) {
 		json_array_append_new(flows, flow_json(t->order[i]));
@@ -207,6 +208,9 @@ void render_summary_text(FILE *out, const struct flow_table *t)
 		"%" PRIu64 " other, %" PRIu64 " malformed; ICRC %" PRIu64 " bad, %" PRIu64
 		" unchecked\n", t->packets, t->bytes, seconds(t->first_ns, t->last_ns), t->n,
 		t->non_rdma, t->malformed, t->icrc_bad, t->icrc_unchecked);
+	if (t->untracked_packets)
+		fprintf(out, "%" PRIu64 " packets in flows beyond the first %zu: counted, not "
+			"diagnosed (raise --max-flows)\n", t->untracked_packets, t->n);
 	if (t->n)
 		fprintf(out, "%-52s %9s %12s %9s %6s %6s %5s %5s %6s %5s %6s %6s %10s %10s\n",
 			"flow", "packets", "bytes", "Gb/s", "retx", "gaps", "NAK", "RNR", "dupACK",
