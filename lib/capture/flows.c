@@ -328,21 +328,21 @@ bool flows_add(struct flow_table *t, const struct wire_pkt *p, uint64_t ts_ns,
 
 	flow_key_of(p, &k);
 	f = lookup(t, &k, t->n < (t->max_flows ? t->max_flows : FLOWS_DEFAULT_MAX));
-	if (!f && t->n >= (t->max_flows ? t->max_flows : FLOWS_DEFAULT_MAX)) {
-		/* Memory stays bounded: a flow past the limit is counted only. */
-		t->packets++;
-		t->bytes += wire_len;
-		t->untracked_packets++;
-		return true;
-	}
-	if (!f)
-		return false;
+	if (!f && t->n < (t->max_flows ? t->max_flows : FLOWS_DEFAULT_MAX))
+		return false;	/* out of memory */
 	if (!t->packets || ts_ns < t->first_ns)
 		t->first_ns = ts_ns;
 	if (ts_ns > t->last_ns)
 		t->last_ns = ts_ns;
 	t->packets++;
 	t->bytes += wire_len;
+	if (!f) {
+		/* Memory stays bounded: a flow past the limit is counted only. */
+		t->untracked_packets++;
+		t->icrc_bad += icrc == CRC_BAD;
+		t->icrc_unchecked += icrc == CRC_UNCHECKED;
+		return true;
+	}
 	if (!f->packets || ts_ns < f->first_ns)
 		f->first_ns = ts_ns;
 	if (ts_ns > f->last_ns)

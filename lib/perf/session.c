@@ -490,7 +490,13 @@ static int open_server(struct perf_session *s, char *err)
 		return PERF_CLIENT_FAILED;
 	}
 	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
-	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || end_open(s, &s->a, err) < 0) {
+	/* The device is the server's own (a bad --bind, no device, no random
+	 * numbers): fatal.  The buffers are what the client asked for. */
+	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0) {
+		oob_send_error(&s->oob, err);
+		return -1;
+	}
+	if (end_open(s, &s->a, err) < 0) {
 		oob_send_error(&s->oob, err);
 		return PERF_CLIENT_FAILED;
 	}

@@ -233,8 +233,7 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	}
 	/* RC is a connection: only its peer's address may speak on it (not
 	 * its UDP source port, which carries entropy), under its P_Key. */
-	if (qp->state == SOFT_QP_RTS &&
-	    (pk->src.v6 != qp->peer.v6 || memcmp(pk->src.ip, qp->peer.ip, 16) != 0 ||
+	if ((pk->src.v6 != qp->peer.v6 || memcmp(pk->src.ip, qp->peer.ip, 16) != 0 ||
 	     (p.bth.pkey & 0x7FFF) != (WIRE_DEFAULT_PKEY & 0x7FFF))) {
 		qp->ctr.wrong_peer_drops++;
 		d->ctr.wrong_peer_drops++;

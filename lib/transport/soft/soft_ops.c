@@ -287,6 +287,13 @@ static int post_one(struct soft_qp *qp, const struct xport_send_wr *wr, char *er
 			 "message can carry", wr->sge.length);
 		return -1;
 	}
+	/* PSN comparisons hold within half the 24-bit space: a message may
+	 * take at most a quarter of it, so others can be outstanding too. */
+	if (wr->sge.length / qp->pmtu >= 1u << 22) {
+		snprintf(err, XPORT_ERR_LEN, "a work request of %u bytes is over 2^22 packets at "
+			 "MTU %u: use a larger MTU or a smaller message", wr->sge.length, qp->pmtu);
+		return -1;
+	}
 	if ((wr->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP ||
 	     wr->opcode == XPORT_WR_ATOMIC_FETCH_AND_ADD) && wr->sge.length != 8) {
 		snprintf(err, XPORT_ERR_LEN, "atomic operations need an 8-byte local buffer");

@@ -52,6 +52,13 @@ void soft_req_start(struct soft_qp *qp)
 	qp->timer_backoff = 0;
 }
 
+/* One past the highest PSN sent (next_psn runs ahead: it covers a whole
+ * message once its first packet is assigned). */
+static uint32_t sent_end(const struct soft_qp *qp)
+{
+	return qp->sent_any ? (qp->max_sent_psn + 1) & WIRE_PSN_MASK : qp->una;
+}
+
 /* npkts more packets acknowledged: the window grows. */
 static void cwnd_grow(struct soft_qp *qp, uint32_t npkts)
 {
@@ -81,7 +88,7 @@ static void cwnd_on_loss(struct soft_qp *qp)
 	qp->ssthresh = half > SOFT_CWND_MIN ? half : SOFT_CWND_MIN;
 	qp->cwnd = qp->ssthresh;
 	qp->cwnd_acked = 0;
-	qp->recover_psn = qp->next_psn;
+	qp->recover_psn = sent_end(qp);
 	qp->recovering = true;
 }
 
@@ -94,7 +101,7 @@ static void cwnd_on_timeout(struct soft_qp *qp)
 	qp->ssthresh = half > SOFT_CWND_MIN ? half : SOFT_CWND_MIN;
 	qp->cwnd = SOFT_CWND_MIN;
 	qp->cwnd_acked = 0;
-	qp->recover_psn = qp->next_psn;
+	qp->recover_psn = sent_end(qp);
 	qp->recovering = true;
 	if (qp->timer_backoff < SOFT_TIMER_BACKOFF_MAX)
 		qp->timer_backoff++;
