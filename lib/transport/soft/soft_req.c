@@ -77,33 +77,23 @@ static void cwnd_grow(struct soft_qp *qp, uint32_t npkts)
 		qp->cwnd = SOFT_WINDOW;
 }
 
-/* A loss was detected (a sequence NAK, a missing READ response): halve the
- * window, once per window of data (later losses in it are the same event). */
-static void cwnd_on_loss(struct soft_qp *qp)
+/* A loss (a sequence NAK, a missing READ response) halves the window; a
+ * timeout, with nothing back for a whole timeout, cuts it to the minimum
+ * and doubles the next timeout.  Either way the threshold becomes half the
+ * window, and what is in flight now belongs to the same event: a later
+ * loss in it does not cut again. */
+static void cwnd_cut(struct soft_qp *qp, bool timeout)
 {
 	uint32_t half = qp->cwnd / 2;
 
-	if (qp->recovering)
+	if (qp->recovering && !timeout)
 		return;
 	qp->ssthresh = half > SOFT_CWND_MIN ? half : SOFT_CWND_MIN;
-	qp->cwnd = qp->ssthresh;
+	qp->cwnd = timeout ? SOFT_CWND_MIN : qp->ssthresh;
 	qp->cwnd_acked = 0;
 	qp->recover_psn = sent_end(qp);
 	qp->recovering = true;
-}
-
-/* Nothing came back for a whole timeout: start again from a small window,
- * and wait twice as long next time. */
-static void cwnd_on_timeout(struct soft_qp *qp)
-{
-	uint32_t half = qp->cwnd / 2;
-
-	qp->ssthresh = half > SOFT_CWND_MIN ? half : SOFT_CWND_MIN;
-	qp->cwnd = SOFT_CWND_MIN;
-	qp->cwnd_acked = 0;
-	qp->recover_psn = sent_end(qp);
-	qp->recovering = true;
-	if (qp->timer_backoff < SOFT_TIMER_BACKOFF_MAX)
+	if (timeout && qp->timer_backoff < SOFT_TIMER_BACKOFF_MAX)
 		qp->timer_backoff++;
 }
 
@@ -297,7 +287,7 @@ static void on_aeth(struct soft_qp *qp, const struct wire_pkt *p)
 		if (v == WIRE_NAK_PSN_SEQ_ERR) {
 			SOFT_COUNT(qp, seq_naks_rx);
 			ack_upto(qp, psn - 1);
-			cwnd_on_loss(qp);
+			cwnd_cut(qp, false);
 			go_back(qp, psn);
 			return;
 		}
@@ -336,7 +326,7 @@ static void on_read_response(struct soft_qp *qp, const struct wire_pkt *p, const
 			/* A response packet went missing: re-request from it. */
 			SOFT_COUNT(qp, out_of_sequence);
 			qp->read_resent = true;
-			cwnd_on_loss(qp);
+			cwnd_cut(qp, false);
 			go_back(qp, expect);
 		} else {
 			SOFT_COUNT(qp, duplicates);
@@ -447,7 +437,7 @@ void soft_req_timers(struct soft_qp *qp)
 		soft_req_flush(qp, XPORT_WC_RETRY_EXC_ERR);
 		return;
 	}
-	cwnd_on_timeout(qp);
+	cwnd_cut(qp, true);
 	go_back(qp, qp->una);
 	qp->deadline_ns = now + timeout_ns(qp);
 }
