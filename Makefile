@@ -5,7 +5,7 @@
 #   make install    PREFIX=/usr/local DESTDIR= (binary, man pages, completions)
 #   SANITIZE=1      build with -fsanitize=address,undefined
 
-VERSION := 0.1.0
+VERSION := 0.2.0
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -15,7 +15,7 @@ ZSH_COMPDIR ?= $(PREFIX)/share/zsh/site-functions
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libibverbs librdmacm libpcap ncursesw jansson
+PKGS := libibverbs librdmacm libpcap ncursesw jansson libcrypto
 
 BUILD := build
 ifeq ($(SANITIZE),1)

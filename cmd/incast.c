@@ -477,6 +477,8 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 		goto out;
 	}
 	rc = finish(x, argc, argv, first, host, sizeof(host));
+	if (!rc)
+		rc = perf_cli_load_key(&x->c);
 	if (rc)
 		goto out;
 	if (x->coordinator && x->rank < 0) {
@@ -497,8 +499,10 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	report_init(&r, "incast", RDMAKIT_VERSION, g.json, g.pretty, quiet ? quiet : stdout,
 		    stderr);
 	if (x->serve) {
-		if (!g.json && !x->coordinator)
+		if (!g.json && !x->coordinator) {
 			printf("Waiting for %u senders on port %u...\n", x->o.senders, x->o.p.port);
+			perf_cli_warn_open(&x->c, x->o.listen);
+		}
 		fflush(stdout);
 		rc = incast_coordinate(&x->o, res, err);
 	} else {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Options and set-up shared by `bw` and `lat`; see perf_cli.h. */
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "perf_cli.h"
@@ -88,6 +90,7 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		o->engine = arg;
 		break;
 	case OPT_BIND: o->bind = arg; break;
+	case OPT_AUTH_KEY: c->auth_key_file = arg; break;
 	case 'p':
 		rc = parse_u64(cmd, "-p/--port", arg, 1, 65535, false, &v);
 		o->port = (uint16_t)v;
@@ -266,7 +269,40 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 		o->host = argv[first];
 	if (c->persistent && *role != PERF_SERVER)
 		return usage_error(c->cmd, "--persistent is for the server: drop it, or drop HOST");
+	{
+		char err[XPORT_ERR_LEN];
+
+		/* The check a server applies to a client's test (one function). */
+		if (perf_opts_check(o, o->size, err) < 0)
+			return usage_error(c->cmd, "%s", err);
+	}
+	return *role == PERF_LOOPBACK ? 0 : perf_cli_load_key(c);
+}
+
+int perf_cli_load_key(struct perf_cli *c)
+{
+	const char *path = c->auth_key_file ? c->auth_key_file : getenv("RDMAKIT_AUTH_KEY_FILE");
+	char err[XPORT_ERR_LEN];
+
+	if (!path || !*path) {
+		c->o.auth_key = NULL;
+		return 0;
+	}
+	if (oob_key_load(path, &c->auth_key, err) < 0)
+		return usage_error(c->cmd, "%s", err);
+	c->o.auth_key = &c->auth_key;
 	return 0;
+}
+
+void perf_cli_warn_open(const struct perf_cli *c, const char *listen_addr)
+{
+	bool loopback = listen_addr && (!strncmp(listen_addr, "127.", 4) ||
+					!strcmp(listen_addr, "::1") ||
+					!strcmp(listen_addr, "localhost"));
+
+	if (!c->o.auth_key && !loopback)
+		printf("No --auth-key: anyone who can reach TCP port %u of this host can run tests "
+		       "(see docs/security.md)\n", c->o.port);
 }
 
 unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap)
@@ -339,8 +375,10 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		struct perf_opts o = c->o;
 
 		report_init(&r, c->cmd, RDMAKIT_VERSION, g->json, g->pretty, stdout, stderr);
-		if (role == PERF_SERVER && !g->json)
+		if (role == PERF_SERVER && !g->json) {
 			printf("Waiting for a client on port %u...\n", o.port);
+			perf_cli_warn_open(c, NULL);
+		}
 		fflush(stdout);
 		rc = perf_open(&s, role, &o, err);
 		if (rc == PERF_CLIENT_FAILED && c->persistent) {

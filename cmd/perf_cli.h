@@ -34,6 +34,7 @@ enum {
 	OPT_DCQCN_RAI,
 	OPT_DCQCN_RHAI,
 	OPT_DCQCN_MIN,
+	OPT_AUTH_KEY,
 	/* command-specific options start here */
 	OPT_PERF_CMD = OPT_LONG_ONLY + 60,
 };
@@ -61,7 +62,9 @@ enum {
 	{ "udp-port", OPT_UDP_PORT_P, "PORT", "soft engine: UDP port (default 4791)" },       \
 	{ "ib-dev", 'd', "DEV", "verbs engine: RDMA device" },                                 \
 	{ "ib-port", 'i', "PORT", "verbs engine: device port (default 1)" },                   \
-	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2)" }
+	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2)" },      \
+	{ "auth-key", OPT_AUTH_KEY, "FILE", "authenticate the control channel with this secret "\
+					    "(default $RDMAKIT_AUTH_KEY_FILE)" }
 
 /* The QPs' transport settings, checking and waiting (bw, lat, incast). */
 #define PERF_OPTS_TRANSPORT                                                                \
@@ -105,6 +108,8 @@ struct perf_cli {
 	bool all, loopback, persistent, iters_set, duration_set, inline_set, cpu_util, dcqcn_set;
 	const char *ib_dev;
 	int gid_index;
+	const char *auth_key_file;	/* --auth-key, else $RDMAKIT_AUTH_KEY_FILE */
+	struct oob_key auth_key;
 };
 
 void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency);
@@ -112,6 +117,10 @@ void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency);
 int perf_cli_option(struct perf_cli *c, int key, const char *arg);
 /* The engine-specific options agree with --engine: EXIT_USAGE (said) or 0. */
 int perf_cli_check_engine(const struct perf_cli *c);
+/* Loads the --auth-key file (or $RDMAKIT_AUTH_KEY_FILE's): EXIT_USAGE (said) or 0. */
+int perf_cli_load_key(struct perf_cli *c);
+/* A server without a key says who can use it (a text line on stdout). */
+void perf_cli_warn_open(const struct perf_cli *c, const char *listen_addr);
 /* Checks option combinations, picks the role from the operands. */
 int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum perf_role *role);
 /* The preamble lines (engine, address, op, QPs, MTU...). */

@@ -48,21 +48,21 @@ _rdmakit_command_opts()
 			'--sysfs-root --proc-root --json --pretty --help'
 		;;
 	bw)
-		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --max-memory --inline_size --rdma-cm --rdma_cm --cpu_util' \
+		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --max-memory --inline_size --rdma-cm --rdma_cm --cpu_util' \
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
 			'--interval --unit --expect-gbps --limit_bw --expect-mpps --limit_msgrate' \
 			'--bidirectional --cq-mod --post_list --post-list --rate_limit --rate_units --rate_limit_type' \
 			'--json --pretty --help'
 		;;
 	lat)
-		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --max-memory --inline_size --rdma-cm --rdma_cm --cpu_util' \
+		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --max-memory --inline_size --rdma-cm --rdma_cm --cpu_util' \
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
 			'--histogram --hgrm --expect-p99-us --json --pretty --help'
 		;;
 	incast)
 		echo '--serve --senders --wait-timeout --local --pattern --op --size --duration --bytes --qps' \
 			'--coordinator --rank --world-size --link-gbps --expect-gbps --expect-fairness' \
-			'--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --tx-depth --rx-depth' \
+			'--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --tx-depth --rx-depth' \
 			'--mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout' \
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
 			'--json --pretty --help'
@@ -145,7 +145,7 @@ _rdmakit_option_value()
 		done
 		echo "words$names"
 		;;
-	lat:--hgrm)
+	lat:--hgrm|bw:--auth-key|lat:--auth-key|incast:--auth-key)
 		echo file
 		;;
 	bw:--bind|bw:-p|bw:--port|bw:--udp-port|bw:-i|bw:--ib-port|bw:-x|bw:--gid-index|\

@@ -8,7 +8,7 @@
  *   first byte % 5 == 0: a server's session: hello, QP info, barrier, bye
  *                  == 1: a client's session (it sends first, same steps)
  *                  == 2: messages of any type until the stream ends
- *                  == 3: oob_decode_qp_info() on the rest, directly
+ *                  == 3: ctl_qps_parse() on the rest (JSON), directly
  *                  == 4: a PARAMS payload through the server's parser
  *                        (oob_params.c); the next byte: its PERF_SET_* bits
  *
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "oob.h"
+#include "ctl.h"
 #include "oob_params.h"
 
 #define QP_CAP 4
@@ -32,10 +33,19 @@ static void session(struct oob *o, bool is_server, char *err)
 	struct xport_qp_info mine = { .qpn = 0x100, .psn = 0x10, .udp_port = 4791, .mtu = 1024,
 				      .max_rd_atomic = 16 };
 	struct xport_qp_info theirs[QP_CAP];
-	size_t n;
+	unsigned n;
+	json_t *m;
+	int rc;
 
-	if (oob_hello(o, is_server, err) < 0 ||
-	    oob_xchg_qp_info(o, is_server, &mine, 1, theirs, QP_CAP, &n, err) < 0 ||
+	if (oob_hello(o, is_server, err) < 0)
+		return;
+	/* The QP lists, the client's first (as lib/perf/session.c swaps them). */
+	if (!is_server && ctl_send(o, OOB_PARAMS, ctl_qps_json(&mine, 1), err) < 0)
+		return;
+	m = ctl_recv(o, OOB_PARAMS, err);
+	rc = m ? ctl_qps_parse(m, theirs, QP_CAP, &n, err) : -1;
+	json_decref(m);
+	if (rc < 0 || (is_server && ctl_send(o, OOB_PARAMS, ctl_qps_json(&mine, 1), err) < 0) ||
 	    oob_barrier(o, 1, err) < 0)
 		return;
 	oob_bye(o, err);
@@ -74,13 +84,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (data[0] % 5 == 3) {
 		struct xport_qp_info info[QP_CAP];
-		uint8_t *copy = malloc(size - 1 ? size - 1 : 1);
+		json_t *m = json_loadb((const char *)data + 1, size - 1, 0, NULL);
+		unsigned n;
 
-		if (copy) {	/* exactly sized, so ASan sees any over-read */
-			memcpy(copy, data + 1, size - 1);
-			oob_decode_qp_info(copy, size - 1, info, QP_CAP, err);
-			free(copy);
-		}
+		if (m)
+			ctl_qps_parse(m, info, QP_CAP, &n, err);
+		json_decref(m);
 		return 0;
 	}
 	if (size - 1 > OOB_MAX_PAYLOAD + 2 * OOB_HDR_LEN + 1024 ||

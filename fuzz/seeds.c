@@ -24,6 +24,7 @@
 #include <pcap/pcap.h>
 
 #include "dlts.h"
+#include "ctl.h"
 #include "oob.h"
 #include "soft_fixture.h"
 
@@ -400,65 +401,85 @@ static void oob_seed(const char *name, int mode, struct stream *s)
 	s->len = 0;
 }
 
+/* A QP list message (lib/perf/ctl.c) of n QPs, the first with this MTU. */
+#define QP_MSG_MAX 512
+
 static size_t qp_info(uint8_t *out, size_t n, uint32_t mtu)
 {
 	struct xport_qp_info q[2] = {
 		{ .qpn = 0x101, .psn = 0xABCDE, .udp_port = 4791, .mtu = 1024, .max_rd_atomic = 16 },
 		{ .qpn = 0x102, .psn = 0x12345, .udp_port = 4791, .mtu = 4096, .max_rd_atomic = 1 },
 	};
-	char err[XPORT_ERR_LEN];
-	long len;
+	json_t *m;
+	char *text;
+	size_t len;
 
 	q[0].gid[10] = q[0].gid[11] = 0xFF;
 	q[0].gid[12] = 198;
 	q[0].gid[13] = 18;
 	q[0].gid[15] = 2;
-	len = oob_encode_qp_info(q, n, out, 4 + 2 * OOB_QP_INFO_WIRE_LEN, err);
-	if (len < 0)
-		die("%s", err);
-	if (n && mtu != 1024)
-		wire_put32(out + 4 + 28, mtu);
-	return (size_t)len;
+	q[0].mtu = mtu;		/* 1500: one the parser refuses */
+	m = ctl_qps_json(q, n);
+	text = m ? json_dumps(m, JSON_COMPACT) : NULL;
+	json_decref(m);
+	if (!text || strlen(text) >= QP_MSG_MAX)
+		die("cannot build a QP list seed");
+	len = strlen(text);
+	memcpy(out, text, len);
+	free(text);
+	return len;
 }
 
 static void oob_seeds(void)
 {
 	static struct stream s;
-	uint8_t hello[OOB_HELLO_LEN] = { 0, 1, 0, 0, '0', '.', '1', '.', '0' };
-	uint8_t qi[4 + 2 * OOB_QP_INFO_WIRE_LEN], bar[4] = { 0, 0, 0, 1 }, bar2[4] = { 0, 0, 0, 2 };
-	const char params[] = "op=0 cas=0 size=65536 max_size=65536 iters=1000 duration=0 qps=1 "
-			      "tx_depth=128 rx_depth=512 outs=16 mtu=0 verify=0 interval=0 "
-			      "engine=auto lat=0";
-	const char params_lat[] = "op=2 cas=0 size=2 max_size=2 iters=0 duration=2.5 qps=1 "
-				  "tx_depth=1 rx_depth=512 outs=16 mtu=4096 verify=1 "
-				  "interval=0.5 engine=soft lat=1";
+	uint8_t hello[OOB_HELLO_LEN] = { 0, OOB_PROTO_VERSION, 0, 0, '0', '.', '2', '.', '0' };
+	/* What a server answers a client's opening with (oob.h). */
+	static const uint8_t opening[OOB_OPENING_LEN] = { '6', '.', '0', '6', 0, 0, 0, 0, 'R', 'D',
+							  'M', 'K', 0, OOB_PROTO_VERSION, 0, 0 };
+	uint8_t qi[QP_MSG_MAX], bar[4] = { 0, 0, 0, 1 }, bar2[4] = { 0, 0, 0, 2 };
+	/* The test as a client sends it (lib/perf/ctl.c). */
+	const char params[] = "{\"test\":{\"op\":\"write\",\"cas\":false,\"size\":65536,"
+			      "\"max_size\":65536,\"iters\":1000,\"duration_s\":0.0,\"qps\":1,"
+			      "\"tx_depth\":128,\"rx_depth\":512,\"outs\":16,\"mtu\":0,"
+			      "\"verify\":false,\"interval_s\":0.0,\"latency\":false,"
+			      "\"bidirectional\":false,\"inline_size\":0,\"rate_limit\":0.0,"
+			      "\"rate_unit\":\"g\",\"rdma_cm\":false}}";
+	const char params_lat[] = "{\"test\":{\"op\":\"send\",\"cas\":false,\"size\":2,"
+				  "\"max_size\":2,\"iters\":0,\"duration_s\":2.5,\"qps\":1,"
+				  "\"tx_depth\":1,\"rx_depth\":512,\"outs\":16,\"mtu\":4096,"
+				  "\"verify\":true,\"interval_s\":0.5,\"latency\":true,"
+				  "\"bidirectional\":false,\"inline_size\":236,\"rate_limit\":0.0,"
+				  "\"rate_unit\":\"g\",\"rdma_cm\":false}}";
 	static const char perftest[16] = "6.21";
 	size_t n;
 
 	for (int mode = 0; mode < 2; mode++) {
 		const char *name = mode ? "client-session" : "server-session";
 
-		msg(&s, 1, OOB_HELLO, hello, sizeof(hello));
-		msg(&s, 1, OOB_QP_INFO, qi, qp_info(qi, 1, 1024));
-		msg(&s, 1, OOB_BARRIER, bar, 4);
-		msg(&s, 1, OOB_BYE, NULL, 0);
+		if (mode)
+			raw(&s, opening, sizeof(opening));
+		msg(&s, OOB_PROTO_VERSION, OOB_HELLO, hello, sizeof(hello));
+		msg(&s, OOB_PROTO_VERSION, OOB_PARAMS, qi, qp_info(qi, 1, 1024));
+		msg(&s, OOB_PROTO_VERSION, OOB_BARRIER, bar, 4);
+		msg(&s, OOB_PROTO_VERSION, OOB_BYE, NULL, 0);
 		oob_seed(name, mode, &s);
 	}
-	msg(&s, 1, OOB_HELLO, hello, sizeof(hello));
-	msg(&s, 1, OOB_QP_INFO, qi, qp_info(qi, 2, 1024));
+	msg(&s, OOB_PROTO_VERSION, OOB_HELLO, hello, sizeof(hello));
+	msg(&s, OOB_PROTO_VERSION, OOB_PARAMS, qi, qp_info(qi, 2, 1024));
 	oob_seed("server-two-qps", 0, &s);
-	msg(&s, 1, OOB_HELLO, hello, sizeof(hello));
-	msg(&s, 1, OOB_QP_INFO, qi, qp_info(qi, 1, 1500));
+	msg(&s, OOB_PROTO_VERSION, OOB_HELLO, hello, sizeof(hello));
+	msg(&s, OOB_PROTO_VERSION, OOB_PARAMS, qi, qp_info(qi, 1, 1500));
 	oob_seed("server-bad-mtu", 0, &s);
-	msg(&s, 1, OOB_HELLO, hello, sizeof(hello));
-	msg(&s, 1, OOB_QP_INFO, qi, qp_info(qi, 1, 1024));
-	msg(&s, 1, OOB_BARRIER, bar2, 4);
+	msg(&s, OOB_PROTO_VERSION, OOB_HELLO, hello, sizeof(hello));
+	msg(&s, OOB_PROTO_VERSION, OOB_PARAMS, qi, qp_info(qi, 1, 1024));
+	msg(&s, OOB_PROTO_VERSION, OOB_BARRIER, bar2, 4);
 	oob_seed("server-wrong-barrier", 0, &s);
-	msg(&s, 2, OOB_HELLO, hello, sizeof(hello));
-	oob_seed("hello-version-2", 0, &s);
-	msg(&s, 1, OOB_HELLO, hello, 4);
+	msg(&s, 99, OOB_HELLO, hello, sizeof(hello));
+	oob_seed("hello-version-99", 0, &s);
+	msg(&s, OOB_PROTO_VERSION, OOB_HELLO, hello, 4);
 	oob_seed("hello-short", 1, &s);
-	msg(&s, 1, OOB_ERROR, "no such device", 14);
+	msg(&s, OOB_PROTO_VERSION, OOB_ERROR, "no such device", 14);
 	oob_seed("hello-error", 0, &s);
 	raw(&s, "HTTP/1.1 400 Bad Request\r\n\r\n", 28);
 	oob_seed("http", 1, &s);
@@ -466,17 +487,16 @@ static void oob_seeds(void)
 	oob_seed("ssh", 0, &s);
 	raw(&s, perftest, sizeof(perftest));
 	oob_seed("perftest", 1, &s);
-	msg(&s, 1, OOB_PARAMS, params, strlen(params));
-	msg(&s, 1, OOB_RESULT, "{\"gbps\":1.5}", 12);
-	msg(&s, 1, OOB_QP_INFO, qi, qp_info(qi, 2, 1024));
-	msg(&s, 1, OOB_BARRIER, bar, 4);
-	msg(&s, 1, 99, bar, 4);
+	msg(&s, OOB_PROTO_VERSION, OOB_PARAMS, params, strlen(params));
+	msg(&s, OOB_PROTO_VERSION, OOB_RESULT, "{\"gbps\":1.5}", 12);
+	msg(&s, OOB_PROTO_VERSION, OOB_PARAMS, qi, qp_info(qi, 2, 1024));
+	msg(&s, OOB_PROTO_VERSION, OOB_BARRIER, bar, 4);
+	msg(&s, OOB_PROTO_VERSION, 99, bar, 4);
 	oob_seed("messages", 2, &s);
-	msg(&s, 1, OOB_RESULT, params, strlen(params));
-	msg(&s, 1, OOB_ERROR, "peer gave up", 12);
+	msg(&s, OOB_PROTO_VERSION, OOB_RESULT, params, strlen(params));
+	msg(&s, OOB_PROTO_VERSION, OOB_ERROR, "peer gave up", 12);
 	oob_seed("messages-big-then-error", 2, &s);
-	wire_put32(qi, 0);
-	msg(&s, 1, OOB_PARAMS, qi, 0);
+	msg(&s, OOB_PROTO_VERSION, OOB_PARAMS, qi, 0);
 	wire_put32(s.buf + 8, OOB_MAX_PAYLOAD + 1);
 	oob_seed("messages-over-limit", 2, &s);
 	/* PARAMS through the server's parser: explicit-set bits, then the text. */

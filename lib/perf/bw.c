@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl.h"
 #include "perf_int.h"
 
 #define BIN_NS_START 10000000ull	/* 10 ms; doubles when the bins run out */
@@ -45,8 +46,6 @@ static void bins_add(struct bins *b, uint64_t t_ns, uint64_t bytes, uint64_t msg
 /* Client prologue of a run: tell the server, fill buffers, start together. */
 int perf_run_begin(struct perf_session *s, char *err)
 {
-	char text[64];
-
 	memset(s->a.buf, 0, s->a.buf_len);
 	s->verify_failed = false;
 	s->bad_offset = 0;
@@ -62,8 +61,7 @@ int perf_run_begin(struct perf_session *s, char *err)
 		perf_server_prepare(s, &s->b);
 		return 0;
 	}
-	snprintf(text, sizeof(text), "run size=%" PRIu64, s->o.size);
-	if (oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
+	if (ctl_send(&s->oob, OOB_PARAMS, ctl_run_json(s->o.size), err) < 0)
 		return -1;
 	return oob_barrier(&s->oob, 1, err);
 }
@@ -72,9 +70,9 @@ int perf_run_begin(struct perf_session *s, char *err)
  * -b, this side's on what the server sent). */
 int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *err)
 {
-	char text[128];
-	size_t len;
-	int ok, status;
+	struct ctl_verdict v;
+	json_t *m;
+	int rc;
 	bool mine_ok = !s->verify_failed;
 	uint64_t mine_bad = s->bad_offset;
 
@@ -84,20 +82,17 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 		*bad = s->bad_offset;
 		return 0;
 	}
-	if (oob_barrier(&s->oob, 2, err) < 0 ||
-	    oob_recv(&s->oob, OOB_RESULT, text, sizeof(text) - 1, &len, err) < 0)
+	if (oob_barrier(&s->oob, 2, err) < 0 || !(m = ctl_recv(&s->oob, OOB_RESULT, err)))
 		return -1;
-	text[len] = '\0';
-	if (sscanf(text, "verified=%d bad=%" SCNu64 " status=%d", &ok, bad, &status) != 3) {
-		snprintf(err, XPORT_ERR_LEN, "the server sent a malformed result");
+	rc = ctl_verdict_parse(m, &v, err);
+	json_decref(m);
+	if (rc < 0)
 		return -1;
-	}
-	*verified = ok && mine_ok;
-	if (ok && !mine_ok)
-		*bad = mine_bad;
-	if (status) {
+	*verified = v.verified && mine_ok;
+	*bad = v.verified && !mine_ok ? mine_bad : v.bad_offset;
+	if (v.status) {
 		snprintf(err, XPORT_ERR_LEN, "the server's QP failed: %s",
-			 xport_wc_status_str((enum xport_wc_status)status));
+			 xport_wc_status_str((enum xport_wc_status)v.status));
 		return -1;
 	}
 	return 0;
@@ -425,10 +420,6 @@ static void tx_finish(struct perf_session *s, const struct tx *t, struct perf_bw
 	}
 }
 
-/* What one side of a -b run tells the other about its direction. */
-#define PEER_FMT "peer iters=%" PRIu64 " secs=%.9g avg=%.9g peak=%.9g rate=%.9g"
-#define PEER_SCN "peer iters=%" SCNu64 " secs=%lg avg=%lg peak=%lg rate=%lg"
-
 /* -b client: says it is done ("done", or "stop" after Ctrl-C: the server
  * then stops sending too), and serves the server's traffic until the
  * server reports its figures. */
@@ -436,21 +427,16 @@ static int wait_peer(struct perf_session *s, struct perf_bw_result *peer, bool i
 		     char *err)
 {
 	uint64_t deadline = interrupted ? perf_now_ns() + (uint64_t)s->o.timeout_s * 1000000000u : 0;
-	char text[256];
-	size_t len;
+	json_t *m;
+	int rc;
 
-	if (oob_send(&s->oob, OOB_PARAMS, interrupted ? "stop" : "done", 4, err) < 0)
+	if (ctl_send(&s->oob, OOB_PARAMS, ctl_done_json(interrupted), err) < 0)
 		return -1;
-	if (perf_pump_until_peer(s, deadline, err) < 0 ||
-	    oob_recv(&s->oob, OOB_RESULT, text, sizeof(text) - 1, &len, err) < 0)
+	if (perf_pump_until_peer(s, deadline, err) < 0 || !(m = ctl_recv(&s->oob, OOB_RESULT, err)))
 		return -1;
-	text[len] = '\0';
-	if (sscanf(text, PEER_SCN, &peer->iterations, &peer->seconds, &peer->bw_avg_gbps,
-		   &peer->bw_peak_gbps, &peer->msg_rate_mpps) != 5) {
-		snprintf(err, XPORT_ERR_LEN, "the server sent malformed -b figures: %.100s", text);
-		return -1;
-	}
-	return 0;
+	rc = ctl_figures_parse(m, peer, err);
+	json_decref(m);
+	return rc;
 }
 
 /* -b: the figures are the sums of both directions, as perftest prints. */
@@ -545,28 +531,20 @@ int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
  * direction, or "stop" (interrupted): then stop sending and drain. */
 static int client_done(struct perf_session *s, struct tx *t, char *err)
 {
-	char text[16];
-	size_t len;
+	json_t *m = ctl_recv(&s->oob, OOB_PARAMS, err);
+	bool stop = false;
+	int rc = m ? ctl_done_parse(m, &stop, err) : -1;
 
-	if (oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
-		return -1;
-	text[len] = '\0';
-	if (strcmp(text, "stop") == 0) {
+	json_decref(m);
+	if (rc == 0 && stop)
 		tx_stop(s, t);
-		return 0;
-	}
-	if (strcmp(text, "done")) {
-		snprintf(err, XPORT_ERR_LEN, "unexpected request from the client: %.15s", text);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 int perf_serve_tx(struct perf_session *s, char *err)
 {
 	struct bw_scratch *x = malloc(sizeof(*x));
 	struct perf_bw_result *r;
-	char text[256];
 	struct tx t;
 	bool heard = false;	/* the client's "done" or "stop" */
 	int rc = 0;
@@ -596,9 +574,7 @@ int perf_serve_tx(struct perf_session *s, char *err)
 		if (s->o.op == PERF_READ)	/* checked with the client's verdict */
 			perf_check_pattern(s, &s->a, s->a.tx_off);
 		tx_finish(s, &t, r);
-		snprintf(text, sizeof(text), PEER_FMT, r->iterations, r->seconds, r->bw_avg_gbps,
-			 r->bw_peak_gbps, r->msg_rate_mpps);
-		rc = oob_send(&s->oob, OOB_RESULT, text, strlen(text), err);
+		rc = ctl_send(&s->oob, OOB_RESULT, ctl_figures_json(r), err);
 	}
 	free(x);
 	return rc;

@@ -41,6 +41,8 @@ struct coord {
 	struct member *m;
 	unsigned nm, joined;
 	int listen_fd;
+	struct oob_gate *gate;		/* opening and authentication, many at once */
+	char refused[XPORT_ERR_LEN];	/* the last client the gate turned away */
 	struct incast_node node;
 	struct incast_flow_def *flows;
 	unsigned nflows;
@@ -55,15 +57,22 @@ static int admit(struct coord *k, int timeout_ms, char *err)
 	json_t *msg, *join;
 	json_int_t local = 0, rank = -1;
 	char why[XPORT_ERR_LEN];
+	int rc;
 
 	memset(m, 0, sizeof(*m));
 	m->c.fd = -1;
-	m->c.stop = k->o->p.stop;
-	if (oob_accept(k->listen_fd, timeout_ms, &m->c, err) < 0)
+	rc = oob_gate_accept(k->gate, timeout_ms, k->o->p.stop, &m->c, why);
+	if (rc == OOB_GATE_REFUSED) {
+		memcpy(k->refused, why, sizeof(k->refused));
+		return 0;	/* it was told; keep waiting */
+	}
+	if (rc < 0) {
+		memcpy(err, why, XPORT_ERR_LEN);
 		return -1;
+	}
 	m->c.timeout_ms = k->o->p.timeout_s * 1000;
 	m->c.stop = k->o->p.stop;
-	if (oob_hello(&m->c, true, why) < 0 || !(msg = incast_recv_json(&m->c, OOB_PARAMS, why))) {
+	if (oob_hello(&m->c, true, why) < 0 || !(msg = ctl_recv(&m->c, OOB_PARAMS, why))) {
 		oob_close(&m->c);
 		return 0;	/* not one of ours, or it left: keep waiting */
 	}
@@ -210,12 +219,12 @@ static int setup(struct coord *k, char *err)
 					 m->first, "count", m->n, "size", size, "test",
 					 incast_test_to_json(o), "flows", flows_json(k, m->first, m->n));
 
-		if (incast_send_json(&m->c, OOB_PARAMS, plan, err) < 0)
+		if (ctl_send(&m->c, OOB_PARAMS, plan, err) < 0)
 			return -1;
 	}
 	for (unsigned i = 0; i < k->nm; i++) {
 		struct member *m = &k->m[i];
-		json_t *msg = incast_recv_json(&m->c, OOB_PARAMS, err);
+		json_t *msg = ctl_recv(&m->c, OOB_PARAMS, err);
 		const char *name;
 
 		if (!msg)
@@ -233,7 +242,7 @@ static int setup(struct coord *k, char *err)
 	for (unsigned i = 0; i < k->nm; i++) {
 		json_t *msg = json_pack("{s:o}", "peers", peers_for(k, mine, k->m[i].endpoints));
 
-		if (incast_send_json(&k->m[i].c, OOB_PARAMS, msg, err) < 0) {
+		if (ctl_send(&k->m[i].c, OOB_PARAMS, msg, err) < 0) {
 			json_decref(mine);
 			return -1;
 		}
@@ -360,7 +369,7 @@ static void collect_results(struct coord *k)
 
 		if (!m->alive)
 			continue;
-		res = incast_recv_json(&m->c, OOB_RESULT, err);
+		res = ctl_recv(&m->c, OOB_RESULT, err);
 		if (!res || incast_fold(k->r, res, k->seen_hosts, err) < 0)
 			member_gone(k, m, err);
 		json_decref(res);
@@ -388,8 +397,9 @@ static int gather(struct coord *k, char *err)
 			}
 			snprintf(err, XPORT_ERR_LEN, "only %u of %u senders joined within %g s "
 				 "(--wait-timeout): start the missing ones with `rdmakit incast THIS_HOST "
-				 "-p %u`, or lower --senders", k->joined, o->senders, o->wait_timeout_s,
-				 o->p.port);
+				 "-p %u`, or lower --senders%s%.300s", k->joined, o->senders,
+				 o->wait_timeout_s, o->p.port, k->refused[0] ? "; refused: " : "",
+				 k->refused);
 			return -1;
 		}
 	}
@@ -412,6 +422,7 @@ int incast_coordinate(struct incast_opts *o, struct incast_result *r, char *err)
 	k.listen_fd = o->listen_fd;
 	if ((o->p.bind && perf_check_bind(o->p.bind, err) < 0) ||
 	    (k.listen_fd < 0 && oob_listen(o->listen, o->p.port, &k.listen_fd, err) < 0) ||
+	    !(k.gate = oob_gate_new(k.listen_fd, o->senders, o->p.auth_key, err)) ||
 	    gather(&k, err) < 0 ||
 	    setup(&k, err) < 0 || start_all(&k, err) < 0) {
 		for (unsigned i = 0; i < k.nm; i++)
@@ -433,6 +444,7 @@ out:
 		oob_close(&k.m[i].c);
 		json_decref(k.m[i].endpoints);
 	}
+	oob_gate_free(k.gate);
 	if (k.listen_fd >= 0)
 		close(k.listen_fd);
 	node_close(&k.node);

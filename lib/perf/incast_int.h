@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "counters.h"
+#include "ctl.h"
 #include "incast.h"
 
 /* A flow: src rank sends to dst rank. */
@@ -86,12 +87,6 @@ int incast_fold(struct incast_result *r, json_t *node_res, json_t *seen_hosts, c
 /* Marks every flow whose sender is in [first, first+n) failed with why. */
 void incast_fail_ranks(struct incast_result *r, unsigned first, unsigned n, const char *why);
 void incast_finish_result(struct incast_result *r);
-/* Qp info as JSON and back. */
-json_t *incast_qp_info_json(const struct xport_qp_info *q);
-int incast_qp_info_parse(json_t *j, struct xport_qp_info *q);
-
-/* The control-channel JSON messages. */
-int incast_send_json(struct oob *c, enum oob_type type, json_t *msg, char *err);
-json_t *incast_recv_json(struct oob *c, enum oob_type type, char *err);
+/* The control-channel messages and QP info: ctl.h. */
 
 #endif

@@ -62,11 +62,11 @@ static int set_up(struct incast_node *n, struct incast_opts *o, struct oob *c,
 	char bind[64];
 	int rc = -1;
 
-	if (incast_send_json(c, OOB_PARAMS, msg, err) < 0)
+	if (ctl_send(c, OOB_PARAMS, msg, err) < 0)
 		return -1;
 	/* The coordinator may wait a while for the other senders. */
 	c->timeout_ms = (int)(o->wait_timeout_s * 1000) + o->p.timeout_s * 1000;
-	msg = incast_recv_json(c, OOB_PARAMS, err);
+	msg = ctl_recv(c, OOB_PARAMS, err);
 	c->timeout_ms = o->p.timeout_s * 1000;
 	if (!msg)
 		return -1;
@@ -89,9 +89,9 @@ static int set_up(struct incast_node *n, struct incast_opts *o, struct oob *c,
 				.src = flows[i].src, .dst = flows[i].dst };
 	json_decref(msg);
 	msg = json_pack("{s:s, s:o}", "name", n->name, "endpoints", node_describe(n));
-	if (incast_send_json(c, OOB_PARAMS, msg, err) < 0)
+	if (ctl_send(c, OOB_PARAMS, msg, err) < 0)
 		goto out_nomsg;
-	msg = incast_recv_json(c, OOB_PARAMS, err);
+	msg = ctl_recv(c, OOB_PARAMS, err);
 	if (!msg || node_connect(n, json_object_get(msg, "peers"), err) < 0)
 		goto out;
 	rc = 0;
@@ -153,6 +153,7 @@ int incast_join(struct incast_opts *o, struct incast_result *r, char *err)
 	if (oob_connect(o->p.host, o->p.port, o->p.timeout_s * 1000, &c, err) < 0)
 		return -1;
 	c.stop = o->p.stop;
+	c.key = o->p.auth_key;
 	if (oob_hello(&c, false, err) < 0 || set_up(&n, o, &c, r, err) < 0 ||
 	    oob_barrier(&c, 1, err) < 0)
 		goto out;
@@ -165,7 +166,7 @@ int incast_join(struct incast_opts *o, struct incast_result *r, char *err)
 	 * report and exit status, not known here. */
 	for (unsigned i = 0; i < r->nflows; i++)
 		r->flows[i].verified = true;
-	if (incast_send_json(&c, OOB_RESULT, res, err) < 0)
+	if (ctl_send(&c, OOB_RESULT, res, err) < 0)
 		goto out;
 	oob_bye(&c, err);
 	r->pattern = n.o.pattern;

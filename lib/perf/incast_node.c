@@ -180,7 +180,7 @@ json_t *node_describe(const struct incast_node *n)
 			struct xport_qp_info info;
 
 			xport_qp_info(e->qp[q], &info);
-			json_array_append_new(qps, incast_qp_info_json(&info));
+			json_array_append_new(qps, ctl_qp_json(&info));
 		}
 		json_array_append_new(eps, json_pack("{s:i, s:b, s:I, s:i, s:I, s:o}", "flow", e->f.id,
 			"src", e->is_src, "va", (json_int_t)(uintptr_t)(n->buf + e->offset),
@@ -215,7 +215,7 @@ int node_connect(struct incast_node *n, json_t *peers, char *err)
 		for (unsigned q = 0; q < n->o.p.qps; q++) {
 			struct xport_qp_info info;
 
-			if (incast_qp_info_parse(json_array_get(qps, q), &info) < 0) {
+			if (ctl_qp_parse(json_array_get(qps, q), &info) < 0) {
 				snprintf(err, XPORT_ERR_LEN, "a malformed QP description for flow %lld",
 					 (long long)flow);
 				return -1;

@@ -95,9 +95,8 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 			&pattern, "op", &op, "size", &size, "duration_s", &duration, "flow_bytes",
 			&bytes, "qps", &qps, "tx_depth", &txd, "rx_depth", &rxd, "mtu", &mtu,
 			"verify", &verify, "set", &set) < 0 ||
-	    size < 1 || size > (8 << 20) || qps < 1 || qps > PERF_MAX_QPS || txd < 1 ||
-	    txd > 8192 || rxd < 1 || rxd > 8192 || bytes < 0 || duration < 0 ||
-	    (strcmp(op, "write") && strcmp(op, "send")) ||
+	    size < 1 || qps < 1 || txd < 1 || rxd < 1 || mtu < 0 || bytes < 0 ||
+	    !(duration >= 0) || (strcmp(op, "write") && strcmp(op, "send")) ||
 	    (strcmp(pattern, "incast") && strcmp(pattern, "all-to-all"))) {
 		snprintf(err, XPORT_ERR_LEN, "a participant sent test parameters this rdmakit "
 			 "cannot use");
@@ -114,6 +113,16 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 	o->p.mtu = (uint32_t)mtu;
 	o->p.verify = verify;
 	o->p.explicit_set = (unsigned)set;
+	{
+		/* The command line's ranges; a run by --bytes has no duration. */
+		struct perf_opts check = o->p;
+
+		if (o->flow_bytes)
+			check.duration = 1;
+		check.iters = 0;
+		if (perf_opts_check(&check, check.size, err) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -368,85 +377,3 @@ void incast_result_free(struct incast_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-json_t *incast_qp_info_json(const struct xport_qp_info *q)
-{
-	char gid[33];
-
-	for (int i = 0; i < 16; i++)
-		snprintf(gid + 2 * i, 3, "%02x", q->gid[i]);
-	return json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:i}", "qpn", (int)q->qpn, "psn",
-			 (int)q->psn, "gid", gid, "udp_port", q->udp_port, "lid", q->lid, "mtu",
-			 (int)q->mtu, "max_rd_atomic", q->max_rd_atomic);
-}
-
-int incast_qp_info_parse(json_t *j, struct xport_qp_info *q)
-{
-	const char *gid = NULL;
-	int qpn, psn, port, lid, mtu, rd;
-
-	if (json_unpack(j, "{s:i, s:i, s:s, s:i, s:i, s:i, s:i}", "qpn", &qpn, "psn", &psn, "gid",
-			&gid, "udp_port", &port, "lid", &lid, "mtu", &mtu, "max_rd_atomic", &rd) < 0 ||
-	    strlen(gid) != 32 || qpn < 0 || qpn > 0xFFFFFF || psn < 0 || psn > 0xFFFFFF ||
-	    port < 0 || port > 65535 || lid < 0 || lid > 65535 || rd < 0 || rd > 255 ||
-	    (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096))
-		return -1;
-	memset(q, 0, sizeof(*q));
-	for (int i = 0; i < 16; i++) {
-		unsigned byte;
-
-		if (sscanf(gid + 2 * i, "%2x", &byte) != 1)
-			return -1;
-		q->gid[i] = (uint8_t)byte;
-	}
-	q->qpn = (uint32_t)qpn;
-	q->psn = (uint32_t)psn;
-	q->udp_port = (uint16_t)port;
-	q->lid = (uint16_t)lid;
-	q->mtu = (uint32_t)mtu;
-	q->max_rd_atomic = (uint8_t)rd;
-	return 0;
-}
-
-int incast_send_json(struct oob *c, enum oob_type type, json_t *msg, char *err)
-{
-	char *text = json_dumps(msg, JSON_COMPACT);
-	int rc;
-
-	json_decref(msg);
-	if (!text) {
-		snprintf(err, XPORT_ERR_LEN, "out of memory");
-		return -1;
-	}
-	if (strlen(text) > OOB_MAX_PAYLOAD) {
-		snprintf(err, XPORT_ERR_LEN, "a control message of %zu bytes exceeds the channel's "
-			 "%d: fewer QPs (-q) or participants", strlen(text), OOB_MAX_PAYLOAD);
-		free(text);
-		return -1;
-	}
-	rc = oob_send(c, type, text, strlen(text), err);
-	free(text);
-	return rc;
-}
-
-json_t *incast_recv_json(struct oob *c, enum oob_type type, char *err)
-{
-	char *buf = malloc(OOB_MAX_PAYLOAD + 1);
-	json_error_t je;
-	json_t *j;
-	size_t len;
-
-	if (!buf) {
-		snprintf(err, XPORT_ERR_LEN, "out of memory");
-		return NULL;
-	}
-	if (oob_recv(c, type, buf, OOB_MAX_PAYLOAD + 1, &len, err) < 0) {
-		free(buf);
-		return NULL;
-	}
-	j = json_loadb(buf, len, 0, &je);
-	free(buf);
-	if (!j)
-		snprintf(err, XPORT_ERR_LEN, "%s sent a malformed %s message: %s", c->peer,
-			 oob_type_name(type), je.text);
-	return j;
-}

@@ -19,6 +19,19 @@
 
 #define PERF_MAX_QPS 64
 #define PERF_MAX_SIZE (8u << 20)	/* the largest message, -s and -a */
+/* The ranges of a test's parameters: what the command line accepts
+ * (cmd/perf_cli.c) is what a server adopts from a client (perf_opts_check). */
+#define PERF_MIN_ITERS 5
+#define PERF_MAX_ITERS 4294967295ULL
+#define PERF_MAX_DEPTH 8192
+#define PERF_MAX_OUTS 255
+#define PERF_MIN_DURATION 0.001
+#define PERF_MAX_DURATION 86400.0
+#define PERF_MIN_INTERVAL 0.01
+#define PERF_MAX_INTERVAL 3600.0
+#define PERF_MAX_INLINE (1u << 20)
+#define PERF_MIN_RATE 1e-6
+#define PERF_MAX_RATE 1e12
 #define PERF_MAX_INTERVALS 4096
 
 #define PERF_MAX_POST_LIST 512
@@ -77,6 +90,7 @@ struct perf_opts {
 	uint16_t port;
 	const char *host;		/* client: the server */
 	const volatile sig_atomic_t *stop;	/* Ctrl-C */
+	const struct oob_key *auth_key;	/* --auth-key: control-channel secret (NULL: none) */
 	bool bidirectional;		/* bw: both sides send at once (perftest -b) */
 	uint32_t inline_size;		/* SEND/WRITE messages up to this are posted inline */
 	double rate_limit;		/* bw: software pacing of each sender; 0: none */
@@ -126,6 +140,13 @@ struct perf_session;
  * failed or was refused (its parameters, its memory): it may serve the next. */
 #define PERF_CLIENT_FAILED (-2)
 int perf_open(struct perf_session **out, enum perf_role role, struct perf_opts *o, char *err);
+/*
+ * The one check of a test's parameters, shared by the command line and by
+ * a server adopting a client's (and incast's coordinator a participant's):
+ * 0, or -1 with err naming the field, its value and its range.  max_size:
+ * the largest message the buffers are sized for (>= o->size).
+ */
+int perf_opts_check(const struct perf_opts *o, uint64_t max_size, char *err);
 void perf_close(struct perf_session *s);
 const char *perf_engine(const struct perf_session *s);
 /* The local address the soft engine bound, and the peer's, for the preamble. */

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "ctl.h"
 #include "perf_int.h"
 
 uint64_t perf_now_ns(void)
@@ -248,7 +249,7 @@ static bool passive_target(const struct perf_session *s)
 /* One run: start barrier, serve until the client's done barrier, report. */
 static int serve_run(struct perf_session *s, char *err)
 {
-	char result[128];
+	struct ctl_verdict v;
 
 	perf_server_prepare(s, &s->a);
 	if (oob_barrier(&s->oob, 1, err) < 0)
@@ -259,32 +260,31 @@ static int serve_run(struct perf_session *s, char *err)
 	    oob_barrier(&s->oob, 2, err) < 0)
 		return -1;
 	perf_server_check(s, &s->a);
-	snprintf(result, sizeof(result), "verified=%d bad=%" PRIu64 " status=%d",
-		 !s->verify_failed, s->bad_offset, s->server_error);
-	return oob_send(&s->oob, OOB_RESULT, result, strlen(result), err);
+	v = (struct ctl_verdict){ .verified = !s->verify_failed, .bad_offset = s->bad_offset,
+				  .status = s->server_error };
+	return ctl_send(&s->oob, OOB_RESULT, ctl_verdict_json(&v), err);
 }
 
 int perf_serve_all(struct perf_session *s, unsigned *runs, char *err)
 {
-	char text[256];
-	size_t len;
-
 	*runs = 0;
 	for (;;) {
 		uint64_t size;
+		json_t *m;
+		int rc;
 
 		/* The client may think between runs: wait without a deadline. */
 		s->oob.timeout_ms = -1;
-		if (oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
-			return -1;
+		m = ctl_recv(&s->oob, OOB_PARAMS, err);
 		s->oob.timeout_ms = s->o.timeout_s * 1000;
-		text[len] = '\0';
-		if (strcmp(text, "end") == 0)
-			return 0;
-		if (sscanf(text, "run size=%" SCNu64, &size) != 1 || perf_set_size(s, size, err) < 0) {
-			snprintf(err, XPORT_ERR_LEN, "unexpected request from the client: %.100s", text);
+		rc = m ? ctl_run_parse(m, &size, err) : -1;
+		json_decref(m);
+		if (rc < 0)
 			return -1;
-		}
+		if (size == 0)
+			return 0;
+		if (perf_set_size(s, size, err) < 0)
+			return -1;
 		if (serve_run(s, err) < 0)
 			return -1;
 		(*runs)++;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "perf_int.h"
 
 const char *perf_op_name(enum perf_op op)
@@ -161,155 +162,88 @@ static int open_dev(struct perf_session *s, const char *bind, char *err)
 	return xport_open(&a, &s->dev, err);
 }
 
-/* The test the client sets, as the key=value text the server adopts. */
-static void params_text(const struct perf_session *s, char *buf, size_t cap)
-{
-	const struct perf_opts *o = &s->o;
-
-	snprintf(buf, cap, "op=%d cas=%d size=%" PRIu64 " max_size=%" PRIu64 " iters=%" PRIu64
-		 " duration=%.9g qps=%u tx_depth=%u rx_depth=%u outs=%u mtu=%u verify=%d "
-		 "interval=%.9g engine=%s lat=%d bidir=%d inline=%u rate=%.9g rate_unit=%d cm=%d",
-		 o->op, o->atomic_cas, o->size, s->max_size, o->iters, o->duration, o->qps,
-		 o->tx_depth, o->rx_depth, o->outs, o->mtu, o->verify, o->interval,
-		 o->engine ? o->engine : "auto", o->latency, o->bidirectional, o->inline_size,
-		 o->rate_limit, (int)o->rate_unit, o->rdma_cm);
-}
-
-/* The fields added after the first release: absent from an older client's
- * text, so they default to off. */
-static int adopt_extras(struct perf_opts *o, const char *text)
-{
-	const char *x = strstr(text, " bidir="), *cm = strstr(text, " cm=");
-	int bidir, unit, rdma_cm = 0;
-	unsigned inl;
-	double rate;
-
-	o->bidirectional = false;
-	o->inline_size = 0;
-	o->rate_limit = 0;
-	o->rdma_cm = false;
-	if (cm && sscanf(cm, " cm=%d", &rdma_cm) != 1)
-		return -1;
-	o->rdma_cm = rdma_cm;
-	if (!x)
-		return 0;
-	if (sscanf(x, " bidir=%d inline=%u rate=%lg rate_unit=%d", &bidir, &inl, &rate, &unit) != 4 ||
-	    unit < PERF_RATE_GBPS || unit > PERF_RATE_PPS || rate < 0)
-		return -1;
-	o->bidirectional = bidir;
-	o->inline_size = inl;
-	o->rate_limit = rate;
-	o->rate_unit = (enum perf_rate_unit)unit;
-	return 0;
-}
-
 /*
- * What a client may ask of a server: the ranges the server's own command
- * line accepts (cmd/perf_cli.c), since these values size its queues, CQs
- * and buffers.  (NaN fails every comparison, so it is refused too.)
+ * The server adopts the test a client sets (a JSON text, see ctl.h): in the
+ * ranges its own command line accepts, within its --max-memory, and in
+ * agreement with what it was told itself.
  */
-static bool params_in_range(uint64_t size, uint64_t iters, double duration, unsigned txd,
-			    unsigned rxd, unsigned outs, unsigned mtu, double interval)
-{
-	return size >= 1 && txd >= 1 && txd <= 8192 && rxd >= 1 && rxd <= 8192 && outs <= 255 &&
-	       (mtu == 0 || (mtu >= 256 && mtu <= 4096)) &&
-	       (iters || (duration >= 0.001 && duration <= 86400)) &&
-	       (interval == 0 || (interval >= 0.01 && interval <= 3600));
-}
-
 static int adopt_params(struct perf_session *s, const char *text, char *err)
 {
-	struct perf_opts *o = &s->o;
-	char engine[16] = "auto";
-	int op, cas, verify, lat;
-	uint64_t size, max_size, iters;
-	unsigned qps, txd, rxd, outs, mtu;
-	double duration, interval;
+	struct perf_opts *o = &s->o, t = s->o;
+	uint64_t max_size = 0;
+	json_t *m = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	int rc = m ? ctl_test_parse(m, &t, &max_size, err) : -1;
+	char why[XPORT_ERR_LEN];
 
-	if (sscanf(text, "op=%d cas=%d size=%" SCNu64 " max_size=%" SCNu64 " iters=%" SCNu64
-		   " duration=%lg qps=%u tx_depth=%u rx_depth=%u outs=%u mtu=%u verify=%d "
-		   "interval=%lg engine=%15s lat=%d", &op, &cas, &size, &max_size, &iters, &duration,
-		   &qps, &txd, &rxd, &outs, &mtu, &verify, &interval, engine, &lat) != 15 ||
-	    op < 0 || op > PERF_ATOMIC || qps < 1 || qps > PERF_MAX_QPS ||
-	    max_size > PERF_MAX_SIZE || size > max_size ||
-	    !params_in_range(size, iters, duration, txd, rxd, outs, mtu, interval) ||
-	    adopt_extras(o, text) < 0) {
+	json_decref(m);
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "%s", m ? err : "not JSON");
 		snprintf(err, XPORT_ERR_LEN, "the client sent test parameters this rdmakit cannot "
-			 "use: %.200s", text);
+			 "use (%.200s): use the same rdmakit version on both sides", why);
 		return -1;
 	}
 	/* Memory before anything else: a client must not make a server
 	 * allocate (and zero) more than it allows. */
 	{
 		uint64_t limit = o->max_memory ? o->max_memory : perf_default_max_memory();
-		uint64_t need = 2 * (uint64_t)slot_len(max_size) * qps;
+		uint64_t need = 2 * (uint64_t)slot_len(max_size) * t.qps;
 
 		if (need > limit) {
 			snprintf(err, XPORT_ERR_LEN, "the client's test needs %" PRIu64 " MiB of "
 				 "buffers (2 x %" PRIu64 " bytes x %u QPs), more than this server's "
 				 "--max-memory of %" PRIu64 " MiB: use fewer QPs or smaller messages, "
 				 "or raise --max-memory on the server", (need + (1 << 20) - 1) >> 20,
-				 max_size, qps, limit >> 20);
+				 max_size, t.qps, limit >> 20);
 			return -1;
 		}
 	}
-	/* The engines may differ: a soft engine speaks RoCEv2 to an RNIC or
-	 * rxe on the other side.  Each side keeps its own --engine. */
-	(void)engine;
 	/* What this server was told itself must agree with the client. */
-	if ((o->explicit_set & PERF_SET_OP) && (o->op != (enum perf_op)op ||
-						 (op == PERF_ATOMIC && o->atomic_cas != cas))) {
+	if ((o->explicit_set & PERF_SET_OP) && (o->op != t.op ||
+						 (t.op == PERF_ATOMIC && o->atomic_cas != t.atomic_cas))) {
 		snprintf(err, XPORT_ERR_LEN, "the client asked for --op %s, this server was started "
 			 "with --op %s: give it on one side only, or the same on both",
-			 perf_op_name((enum perf_op)op), perf_op_name(o->op));
+			 perf_op_name(t.op), perf_op_name(o->op));
 		return -1;
 	}
-	if ((o->explicit_set & PERF_SET_SIZE) && o->size != size) {
+	if ((o->explicit_set & PERF_SET_SIZE) && o->size != t.size) {
 		snprintf(err, XPORT_ERR_LEN, "the client asked for -s %" PRIu64 ", this server was "
 			 "started with -s %" PRIu64 ": give it on one side only, or the same on both",
-			 size, o->size);
+			 t.size, o->size);
 		return -1;
 	}
-	if ((o->explicit_set & PERF_SET_QPS) && o->qps != qps) {
+	if ((o->explicit_set & PERF_SET_QPS) && o->qps != t.qps) {
 		snprintf(err, XPORT_ERR_LEN, "the client asked for -q %u, this server was started "
-			 "with -q %u: give it on one side only, or the same on both", qps, o->qps);
+			 "with -q %u: give it on one side only, or the same on both", t.qps, o->qps);
 		return -1;
 	}
-	if ((o->explicit_set & PERF_SET_ITERS) && o->iters != iters) {
-		if (iters)
+	if ((o->explicit_set & PERF_SET_ITERS) && o->iters != t.iters) {
+		if (t.iters)
 			snprintf(err, XPORT_ERR_LEN, "the client asked for -n %" PRIu64 ", this server "
 				 "was started with -n %" PRIu64 ": give it on one side only, or the same "
-				 "on both", iters, o->iters);
+				 "on both", t.iters, o->iters);
 		else
 			snprintf(err, XPORT_ERR_LEN, "the client asked for -D, this server was started "
 				 "with -n %" PRIu64 ": give it on one side only", o->iters);
 		return -1;
 	}
-	if ((o->explicit_set & PERF_SET_RDMA_CM) && !o->rdma_cm) {
+	if ((o->explicit_set & PERF_SET_RDMA_CM) && !t.rdma_cm) {
 		snprintf(err, XPORT_ERR_LEN, "this server was started with -R/--rdma-cm, the client "
 			 "without: give -R to the client (the server follows it)");
 		return -1;
 	}
-	if ((o->explicit_set & PERF_SET_BIDIR) && !o->bidirectional) {
+	if ((o->explicit_set & PERF_SET_BIDIR) && !t.bidirectional) {
 		snprintf(err, XPORT_ERR_LEN, "this server was started with -b/--bidirectional, the "
 			 "client without: give -b to the client (the server follows it)");
 		return -1;
 	}
-	o->op = (enum perf_op)op;
-	o->atomic_cas = cas;
-	o->size = size;
-	o->iters = iters;
-	o->duration = duration;
-	o->qps = qps;
-	o->tx_depth = txd;
-	o->rx_depth = rxd;
-	o->outs = outs;
-	/* MTU: the smaller of the two sides' wishes. */
-	if (mtu && (!o->mtu || mtu < o->mtu))
+	/* The client's test, with this side's own engine, addresses and keys;
+	 * the MTU is the smaller of the two sides' wishes. */
+	{
+		uint32_t mtu = t.mtu && (!o->mtu || t.mtu < o->mtu) ? t.mtu : o->mtu;
+
+		*o = t;
 		o->mtu = mtu;
-	o->verify = verify;
-	o->latency = lat;
-	o->interval = interval;
+	}
 	s->max_size = max_size;
 	return 0;
 }
@@ -359,71 +293,87 @@ static int cm_accept_all(struct perf_session *s, uint32_t token, char *err)
 	return 0;
 }
 
-/* This side's memory description: buffer address, rkey, slot size, and
- * (server, --rdma-cm) where and how to connect. */
-static void mem_text(const struct perf_session *s, uint32_t token, char *text, size_t cap)
+/* This side's memory for the peer and (server, --rdma-cm) where and how
+ * to connect. */
+static json_t *mem_json(const struct perf_session *s, uint32_t token)
 {
-	int n = snprintf(text, cap, "va=%" PRIu64 " rkey=%u slot=%zu",
-			 (uint64_t)(uintptr_t)s->a.buf, s->a.mr->rkey, s->a.slot);
+	struct ctl_mem m = { .va = (uint64_t)(uintptr_t)s->a.buf, .rkey = s->a.mr->rkey,
+			     .slot = s->a.slot, .cm_port = s->cm ? s->o.port : 0,
+			     .cm_token = token };
 
-	if (s->cm && n > 0 && (size_t)n < cap)
-		snprintf(text + n, cap - (size_t)n, " cm_port=%u cm_token=%u", s->o.port, token);
+	return ctl_mem_json(&m);
+}
+
+/* The peer's QPs and memory, one message each way (the client first, as
+ * perftest does). */
+static int swap_info(struct perf_session *s, bool is_server, uint32_t token,
+		     struct xport_qp_info *theirs, struct ctl_mem *mem, char *err)
+{
+	struct xport_qp_info mine[PERF_MAX_QPS];
+	json_t *msg, *in;
+	unsigned n = 0;
+	int rc;
+
+	for (unsigned i = 0; i < s->o.qps; i++)
+		xport_qp_info(s->a.qp[i], &mine[i]);
+	msg = ctl_qps_json(mine, s->o.qps);
+	if (msg)
+		json_object_update_new(msg, mem_json(s, token));
+	if (!is_server && ctl_send(&s->oob, OOB_PARAMS, msg, err) < 0)
+		return -1;
+	if (!(in = ctl_recv(&s->oob, OOB_PARAMS, err))) {
+		if (is_server)
+			json_decref(msg);
+		return -1;
+	}
+	rc = ctl_qps_parse(in, theirs, PERF_MAX_QPS, &n, err) < 0 ||
+	     ctl_mem_parse(in, mem, err) < 0 ? -1 : 0;
+	json_decref(in);
+	if (rc == 0 && n != s->o.qps) {
+		snprintf(err, XPORT_ERR_LEN, "the peer sent %u QPs, expected %u", n, s->o.qps);
+		rc = -1;
+	}
+	if (is_server)
+		return rc < 0 ? (json_decref(msg), -1) : ctl_send(&s->oob, OOB_PARAMS, msg, err);
+	return rc;
 }
 
 /* Exchanges QP info and each side's buffer address and rkey, then
  * connects the QPs: with that info, or through the RDMA CM. */
 static int exchange(struct perf_session *s, bool is_server, char *err)
 {
-	struct xport_qp_info mine[PERF_MAX_QPS], theirs[PERF_MAX_QPS];
-	char text[256];
-	const char *cm;
-	size_t n, len;
-	uint64_t va;
-	uint32_t rkey, token = 0;
-	unsigned cm_port;
+	struct xport_qp_info theirs[PERF_MAX_QPS];
+	struct ctl_mem mem;
+	uint32_t token = 0;
 
-	for (unsigned i = 0; i < s->o.qps; i++)
-		xport_qp_info(s->a.qp[i], &mine[i]);
-	if (oob_xchg_qp_info(&s->oob, is_server, mine, s->o.qps, theirs, PERF_MAX_QPS, &n, err) < 0)
-		return -1;
-	if (n != s->o.qps) {
-		snprintf(err, XPORT_ERR_LEN, "the peer sent %zu QPs, expected %u", n, s->o.qps);
+	/* The server listens for the CM before it answers, so the client's
+	 * requests always find it. */
+	if (is_server && s->o.rdma_cm && cm_listen(s, &token, err) < 0) {
+		oob_send_error(&s->oob, err);
 		return -1;
 	}
-	mem_text(s, 0, text, sizeof(text));
-	if (!is_server && oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
+	if (swap_info(s, is_server, token, theirs, &mem, err) < 0)
 		return -1;
-	if (oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
-		return -1;
-	text[len] = '\0';
-	if (sscanf(text, "va=%" SCNu64 " rkey=%u slot=%zu", &va, &rkey, &s->a.peer_slot) != 3) {
-		snprintf(err, XPORT_ERR_LEN, "the peer sent a malformed memory description");
-		return -1;
+	s->a.remote_va = mem.va;
+	s->a.remote_rkey = mem.rkey;
+	s->a.peer_slot = (size_t)mem.slot;
+	{
+		struct xport_qp_info mine;
+
+		xport_qp_info(s->a.qp[0], &mine);
+		s->eff_mtu = theirs[0].mtu < mine.mtu ? theirs[0].mtu : mine.mtu;
 	}
-	s->a.remote_va = va;
-	s->a.remote_rkey = rkey;
-	s->eff_mtu = theirs[0].mtu < mine[0].mtu ? theirs[0].mtu : mine[0].mtu;
-	if (is_server) {
-		if (s->o.rdma_cm && cm_listen(s, &token, err) < 0) {
-			oob_send_error(&s->oob, err);
-			return -1;
-		}
-		mem_text(s, token, text, sizeof(text));
-		if (oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
-			return -1;
+	if (is_server)
 		return s->o.rdma_cm ? cm_accept_all(s, token, err) :
 				      connect_qps(&s->a, theirs, s->o.qps, err);
-	}
 	if (!s->o.rdma_cm)
 		return connect_qps(&s->a, theirs, s->o.qps, err);
-	cm = strstr(text, " cm_port=");
-	if (!cm || sscanf(cm, " cm_port=%u cm_token=%u", &cm_port, &token) != 2 || !cm_port ||
-	    cm_port > 65535) {
+	if (!mem.cm_port) {
 		snprintf(err, XPORT_ERR_LEN, "the server offered no RDMA CM port for -R/--rdma-cm "
 			 "(an rdmakit without it?)");
 		return -1;
 	}
-	return cm_connect_all(s, (uint16_t)cm_port, token, err);
+	return cm_connect_all(s, mem.cm_port, mem.cm_token, err);
 }
 
 static int open_loopback(struct perf_session *s, char *err)
@@ -451,15 +401,17 @@ static int open_loopback(struct perf_session *s, char *err)
 
 static int open_client(struct perf_session *s, char *err)
 {
-	char text[512], local[64];
+	char local[64];
 
 	if (oob_connect(s->o.host, s->o.port, s->o.timeout_s * 1000, &s->oob, err) < 0)
 		return -1;
 	s->oob.stop = s->o.stop;
-	if (oob_hello(&s->oob, false, err) < 0)
+	s->oob.key = s->o.auth_key;
+	if (oob_hello(&s->oob, false, err) < 0) {
+		oob_close(&s->oob);	/* no session to end: no "end", no goodbye */
 		return -1;
-	params_text(s, text, sizeof(text));
-	if (oob_send(&s->oob, OOB_PARAMS, text, strlen(text), err) < 0)
+	}
+	if (ctl_send(&s->oob, OOB_PARAMS, ctl_test_json(&s->o, s->max_size), err) < 0)
 		return -1;
 	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
 	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || end_open(s, &s->a, err) < 0)
@@ -469,15 +421,20 @@ static int open_client(struct perf_session *s, char *err)
 
 static int open_server(struct perf_session *s, char *err)
 {
-	char text[1024], local[64];
+	char text[2048], local[64];
+	struct oob_gate *gate;
 	size_t len;
+	int rc;
 
 	if ((s->o.bind && perf_check_bind(s->o.bind, err) < 0) ||
 	    oob_listen(NULL, s->o.port, &s->listen_fd, err) < 0)
 		return -1;
-	s->oob.stop = s->o.stop;	/* Ctrl-C ends the wait for a client */
-	if (oob_accept(s->listen_fd, -1, &s->oob, err) < 0)
-		return -1;
+	/* Ctrl-C ends the wait; a refused client is that client's failure. */
+	gate = oob_gate_new(s->listen_fd, 1, s->o.auth_key, err);
+	rc = gate ? oob_gate_accept(gate, -1, s->o.stop, &s->oob, err) : -1;
+	oob_gate_free(gate);
+	if (rc)
+		return rc == OOB_GATE_REFUSED ? PERF_CLIENT_FAILED : -1;
 	/* From here a failure is this client's: the server may serve the next. */
 	s->oob.timeout_ms = s->o.timeout_s * 1000;
 	s->oob.stop = s->o.stop;
@@ -545,7 +502,7 @@ void perf_close(struct perf_session *s)
 		return;
 	if (s->oob.fd >= 0) {
 		if (s->role == PERF_CLIENT)
-			oob_send(&s->oob, OOB_PARAMS, "end", 3, err);
+			ctl_send(&s->oob, OOB_PARAMS, ctl_run_json(0), err);
 		oob_bye(&s->oob, err);
 		oob_close(&s->oob);
 	}

@@ -10,6 +10,7 @@
  * payload is only ever read into a buffer already known to be big enough.
  */
 #include "oob.h"
+#include "oob_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,16 +31,6 @@
 #define RDMAKIT_VERSION "unknown"
 #endif
 
-/*
- * The QP_INFO codec below writes each field of struct xport_qp_info by
- * hand.  If the struct grows, this stops the build instead of letting the
- * new field silently never reach the peer: extend the codec, bump
- * OOB_PROTO_VERSION, then update these numbers.
- */
-_Static_assert(sizeof(struct xport_qp_info) == 36 &&
-		       offsetof(struct xport_qp_info, max_rd_atomic) == 32,
-	       "struct xport_qp_info changed: update the QP_INFO codec in oob.c");
-
 /* How long oob_send_error() may block: the real error is already known. */
 #define ERROR_SEND_MS 1000
 /* Pause between connection attempts while the server is not up yet. */
@@ -49,20 +40,10 @@ _Static_assert(sizeof(struct xport_qp_info) == 36 &&
 /* Longest ERROR text we send or show. */
 #define ERROR_TEXT_MAX (XPORT_ERR_LEN - 16)
 
-/* Outcomes of the low-level I/O helpers (>= 0 means bytes or success). */
-enum {
-	IO_TIMEOUT = -1,
-	IO_STOP = -2,	/* interrupted and o->stop set */
-	IO_ERR = -3,	/* errno says why */
-	IO_CLOSED = -4,	/* EPIPE / ECONNRESET on write */
-};
-
 /* Why oob_recv failed, for the helpers that word things differently. */
 enum fail { F_OTHER, F_EOF, F_TIMEOUT, F_VERSION };
 
-static void errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void errf(char *err, const char *fmt, ...)
+void oob_errf(char *err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -73,7 +54,7 @@ static void errf(char *err, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int64_t now_ns(void)
+int64_t oob_now_ns(void)
 {
 	struct timespec ts;
 
@@ -82,13 +63,13 @@ static int64_t now_ns(void)
 }
 
 /* -1: no deadline (wait forever). */
-static int64_t deadline_after(int timeout_ms)
+int64_t oob_deadline_after(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : now_ns() + (int64_t)timeout_ms * 1000000;
+	return timeout_ms < 0 ? -1 : oob_now_ns() + (int64_t)timeout_ms * 1000000;
 }
 
 /* "10", "0.3": the timeout as the user gave it (--timeout is in seconds). */
-static const char *secs(int timeout_ms, char *buf, size_t cap)
+const char *oob_secs(int timeout_ms, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "%g", timeout_ms / 1000.0);
 	return buf;
@@ -104,7 +85,7 @@ static bool stopped(const struct oob *o)
  * error or hangup counts: the next call reports it), 0 timed out, IO_STOP,
  * IO_ERR.  EINTR resumes with the remaining time unless o->stop is set.
  */
-static int wait_fd(const struct oob *o, int fd, short events, int64_t deadline)
+int oob_wait_fd(const struct oob *o, int fd, short events, int64_t deadline)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	int ms, r;
@@ -113,7 +94,7 @@ static int wait_fd(const struct oob *o, int fd, short events, int64_t deadline)
 		if (deadline < 0) {
 			ms = -1;
 		} else {
-			int64_t left = deadline - now_ns();
+			int64_t left = deadline - oob_now_ns();
 
 			if (left <= 0)
 				return 0;
@@ -135,7 +116,7 @@ static int wait_fd(const struct oob *o, int fd, short events, int64_t deadline)
 }
 
 /* One recv() that waits for data first if needed: bytes, 0 on EOF, or IO_*. */
-static ssize_t read_some(struct oob *o, void *p, size_t n, int64_t deadline)
+ssize_t oob_read_some(struct oob *o, void *p, size_t n, int64_t deadline)
 {
 	for (;;) {
 		ssize_t r = recv(o->fd, p, n, 0);
@@ -153,7 +134,7 @@ static ssize_t read_some(struct oob *o, void *p, size_t n, int64_t deadline)
 			return 0;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return IO_ERR;
-		w = wait_fd(o, o->fd, POLLIN, deadline);
+		w = oob_wait_fd(o, o->fd, POLLIN, deadline);
 		if (w == 0)
 			return IO_TIMEOUT;
 		if (w < 0)
@@ -162,7 +143,7 @@ static ssize_t read_some(struct oob *o, void *p, size_t n, int64_t deadline)
 }
 
 /* Reads exactly n bytes; *got says how far it came.  0 or 0-on-EOF/IO_*. */
-static int read_exact(struct oob *o, void *buf, size_t n, int64_t deadline, size_t *got,
+int oob_read_exact(struct oob *o, void *buf, size_t n, int64_t deadline, size_t *got,
 		      bool *eof)
 {
 	uint8_t *p = buf;
@@ -170,7 +151,7 @@ static int read_exact(struct oob *o, void *buf, size_t n, int64_t deadline, size
 	*got = 0;
 	*eof = false;
 	while (*got < n) {
-		ssize_t r = read_some(o, p + *got, n - *got, deadline);
+		ssize_t r = oob_read_some(o, p + *got, n - *got, deadline);
 
 		if (r == 0) {
 			*eof = true;
@@ -184,7 +165,7 @@ static int read_exact(struct oob *o, void *buf, size_t n, int64_t deadline, size
 }
 
 /* Writes every byte of iov[0..cnt) (which it consumes): 0 or IO_*. */
-static int write_all(struct oob *o, struct iovec *iov, int cnt, int64_t deadline)
+int oob_write_all(struct oob *o, struct iovec *iov, int cnt, int64_t deadline)
 {
 	while (cnt > 0) {
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
@@ -209,7 +190,7 @@ static int write_all(struct oob *o, struct iovec *iov, int cnt, int64_t deadline
 				return IO_CLOSED;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return IO_ERR;
-			r = wait_fd(o, o->fd, POLLOUT, deadline);
+			r = oob_wait_fd(o, o->fd, POLLOUT, deadline);
 			if (r == 0)
 				return IO_TIMEOUT;
 			if (r < 0)
@@ -232,30 +213,6 @@ static int write_all(struct oob *o, struct iovec *iov, int cnt, int64_t deadline
 	return 0;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 const char *oob_type_name(enum oob_type type)
 {
 	switch (type) {
@@ -267,17 +224,18 @@ const char *oob_type_name(enum oob_type type)
 	case OOB_RESULT: return "result";
 	case OOB_ERROR: return "error report";
 	case OOB_BYE: return "goodbye";
+	case OOB_AUTH: return "authentication";
 	}
 	return "unknown message";
 }
 
-static bool type_valid(uint32_t t)
+bool oob_type_valid(uint32_t t)
 {
-	return t >= OOB_HELLO && t <= OOB_BYE;
+	return t >= OOB_HELLO && t <= OOB_AUTH;
 }
 
 /* Copies peer text for display: printable ASCII only, stops at NUL. */
-static void sanitize(char *out, size_t cap, const uint8_t *in, size_t n)
+void oob_sanitize(char *out, size_t cap, const uint8_t *in, size_t n)
 {
 	size_t i, k = 0;
 
@@ -294,7 +252,7 @@ static void fmt_peer(char *out, const char *host, uint16_t port)
 		snprintf(out, OOB_PEER_LEN, "%s:%u", host, port);
 }
 
-static void fmt_sockaddr(char *out, const struct sockaddr_storage *ss)
+void oob_fmt_sockaddr(char *out, const struct sockaddr_storage *ss)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
 	uint16_t port = 0;
@@ -317,7 +275,7 @@ static void fmt_sockaddr(char *out, const struct sockaddr_storage *ss)
 	fmt_peer(out, host, port);
 }
 
-static void oob_init(struct oob *o, int fd, int timeout_ms)
+void oob_init(struct oob *o, int fd, int timeout_ms)
 {
 	memset(o, 0, sizeof(*o));
 	o->fd = fd;
@@ -329,7 +287,7 @@ static void oob_init(struct oob *o, int fd, int timeout_ms)
  * Control messages are small request/response exchanges: without
  * TCP_NODELAY, Nagle plus delayed ACKs can hold a barrier for 40 ms.
  */
-static void set_nodelay(int fd)
+void oob_set_nodelay(int fd)
 {
 	int one = 1;
 
@@ -341,16 +299,16 @@ static void set_nodelay(int fd)
 static int listen_explain(const char *what, uint16_t port, int e, char *err)
 {
 	if (e == EADDRINUSE)
-		errf(err, "control port %u is already in use on %s (another rdmakit server?); "
+		oob_errf(err, "control port %u is already in use on %s (another rdmakit server?); "
 			  "stop it or pick another -p/--port", port, what);
 	else if (e == EADDRNOTAVAIL)
-		errf(err, "cannot listen on %s: it is not an address of this host; "
+		oob_errf(err, "cannot listen on %s: it is not an address of this host; "
 			  "check the bind address", what);
 	else if (e == EACCES)
-		errf(err, "cannot listen on %s port %u: permission denied; "
+		oob_errf(err, "cannot listen on %s port %u: permission denied; "
 			  "ports below 1024 need root, pick another -p/--port", what, port);
 	else
-		errf(err, "cannot listen on %s port %u: %s", what, port, strerror(e));
+		oob_errf(err, "cannot listen on %s port %u: %s", what, port, strerror(e));
 	return -1;
 }
 
@@ -368,7 +326,7 @@ static int listen_on(const struct sockaddr *sa, socklen_t salen, bool dual_stack
 	/* One socket for IPv6 and IPv4 clients, whatever net.ipv6.bindv6only says. */
 	if (dual_stack && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0)
 		goto fail;
-	if (bind(fd, sa, salen) < 0 || listen(fd, 16) < 0)
+	if (bind(fd, sa, salen) < 0 || listen(fd, 256) < 0)
 		goto fail;
 	return fd;
 fail:
@@ -409,7 +367,7 @@ int oob_listen(const char *bind_addr, uint16_t port, int *listen_fd, char *err)
 	snprintf(svc, sizeof(svc), "%u", port);
 	rc = getaddrinfo(bind_addr, svc, &hints, &res);
 	if (rc) {
-		errf(err, "cannot resolve bind address %s: %s; give an IP address of this host",
+		oob_errf(err, "cannot resolve bind address %s: %s; give an IP address of this host",
 		     bind_addr, rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -1;
 	}
@@ -442,47 +400,17 @@ uint16_t oob_listen_port(int listen_fd)
 
 int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err)
 {
-	int64_t deadline = deadline_after(timeout_ms);
 	const volatile sig_atomic_t *stop = o->stop;	/* the caller's Ctrl-C flag */
-	char t[16];
+	struct oob_gate *g = oob_gate_new(listen_fd, 1, NULL, err);
+	int rc;
 
 	oob_init(o, -1, timeout_ms);
+	if (!g)
+		return -1;
+	rc = oob_gate_accept(g, timeout_ms, stop, o, err);
+	oob_gate_free(g);
 	o->stop = stop;
-	for (;;) {
-		struct sockaddr_storage ss;
-		socklen_t len = sizeof(ss);
-		int fd, w;
-
-		fd = accept4(listen_fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd >= 0) {
-			set_nodelay(fd);
-			o->fd = fd;
-			fmt_sockaddr(o->peer, &ss);
-			return 0;
-		}
-		/* A client that connected and reset before we got to it: keep waiting. */
-		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			errf(err, "cannot accept a control connection: %s", strerror(errno));
-			return -1;
-		}
-		w = wait_fd(o, listen_fd, POLLIN, deadline);
-		if (w == 0) {
-			errf(err, "no client connected within %s s; start the client side "
-				  "(with this host's address) or raise --timeout",
-			     secs(timeout_ms, t, sizeof(t)));
-			return -1;
-		}
-		if (w == IO_STOP) {
-			errf(err, "interrupted while waiting for a client");
-			return -1;
-		}
-		if (w < 0) {
-			errf(err, "cannot wait for a control connection: %s", strerror(errno));
-			return -1;
-		}
-	}
+	return rc == 0 ? 0 : -1;
 }
 
 /*
@@ -505,7 +433,7 @@ static int try_connect(const struct addrinfo *ai, int64_t deadline, int *e)
 		*e = errno;
 		goto fail;
 	}
-	w = wait_fd(NULL, fd, POLLOUT, deadline);
+	w = oob_wait_fd(NULL, fd, POLLOUT, deadline);
 	if (w <= 0) {
 		*e = w == 0 ? ETIMEDOUT : errno;
 		goto fail;
@@ -534,7 +462,7 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 		.ai_socktype = SOCK_STREAM,
 		.ai_flags = AI_NUMERICSERV,
 	};
-	int64_t deadline = deadline_after(timeout_ms);
+	int64_t deadline = oob_deadline_after(timeout_ms);
 	struct addrinfo *res, *ai;
 	char svc[8], t[16];
 	int rc, fd = -1, e = 0;
@@ -547,7 +475,7 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 	/* getaddrinfo() has no timeout of its own; literals and /etc/hosts are instant. */
 	rc = getaddrinfo(host, svc, &hints, &res);
 	if (rc) {
-		errf(err, "cannot resolve %s: %s; check the host name or give an IP address", host,
+		oob_errf(err, "cannot resolve %s: %s; check the host name or give an IP address", host,
 		     rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -1;
 	}
@@ -568,15 +496,15 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 		}
 		if (fd >= 0)
 			break;
-		if (e == ETIMEDOUT || (deadline >= 0 && now_ns() >= deadline)) {
+		if (e == ETIMEDOUT || (deadline >= 0 && oob_now_ns() >= deadline)) {
 			if (refused)
-				errf(err, "no rdmakit server at %s after %s s (connection refused); "
+				oob_errf(err, "no rdmakit server at %s after %s s (connection refused); "
 					  "start the server side there first, or check -p/--port",
-				     o->peer, secs(timeout_ms, t, sizeof(t)));
+				     o->peer, oob_secs(timeout_ms, t, sizeof(t)));
 			else
-				errf(err, "timed out after %s s connecting to %s; check the address, "
+				oob_errf(err, "timed out after %s s connecting to %s; check the address, "
 					  "the route, and that no firewall drops TCP port %u",
-				     secs(timeout_ms, t, sizeof(t)), o->peer, port);
+				     oob_secs(timeout_ms, t, sizeof(t)), o->peer, port);
 			freeaddrinfo(res);
 			return -1;
 		}
@@ -586,7 +514,7 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 		 * like will not fix themselves within a test's timeout.
 		 */
 		if (!refused_now) {
-			errf(err, "cannot connect to %s: %s; check the address and the route",
+			oob_errf(err, "cannot connect to %s: %s; check the address and the route",
 			     o->peer, strerror(other));
 			freeaddrinfo(res);
 			return -1;
@@ -594,13 +522,13 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 		if (deadline < 0) {
 			sleep_ms(CONNECT_RETRY_MS);
 		} else {
-			int64_t left = (deadline - now_ns()) / 1000000;
+			int64_t left = (deadline - oob_now_ns()) / 1000000;
 
 			sleep_ms(left < CONNECT_RETRY_MS ? (left > 0 ? left : 0) : CONNECT_RETRY_MS);
 		}
 	}
 	freeaddrinfo(res);
-	set_nodelay(fd);
+	oob_set_nodelay(fd);
 	o->fd = fd;
 	return 0;
 }
@@ -615,7 +543,7 @@ void oob_close(struct oob *o)
 
 /* --- messages ------------------------------------------------------------- */
 
-static int send_deadline(struct oob *o, enum oob_type type, const void *buf, size_t len,
+int oob_send_deadline(struct oob *o, enum oob_type type, const void *buf, size_t len,
 			 int64_t deadline, char *err)
 {
 	uint8_t hdr[OOB_HDR_LEN];
@@ -623,39 +551,39 @@ static int send_deadline(struct oob *o, enum oob_type type, const void *buf, siz
 	char t[16];
 	int r;
 
-	if (!type_valid((uint32_t)type)) {
-		errf(err, "internal error: cannot send control message type %d", (int)type);
+	if (!oob_type_valid((uint32_t)type)) {
+		oob_errf(err, "internal error: cannot send control message type %d", (int)type);
 		return -1;
 	}
 	if (len > OOB_MAX_PAYLOAD) {
-		errf(err, "our %s is %zu bytes, over the %d-byte limit of a control message",
+		oob_errf(err, "our %s is %zu bytes, over the %d-byte limit of a control message",
 		     oob_type_name(type), len, OOB_MAX_PAYLOAD);
 		return -1;
 	}
 	if (o->fd < 0) {
-		errf(err, "the control connection is already closed");
+		oob_errf(err, "the control connection is already closed");
 		return -1;
 	}
 	memcpy(hdr, OOB_MAGIC, 4);
-	put16(hdr + 4, OOB_PROTO_VERSION);
-	put16(hdr + 6, (uint16_t)type);
-	put32(hdr + 8, (uint32_t)len);
+	oob_put16(hdr + 4, OOB_PROTO_VERSION);
+	oob_put16(hdr + 6, (uint16_t)type);
+	oob_put32(hdr + 8, (uint32_t)len);
 	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
 	iov[1] = (struct iovec){ .iov_base = (void *)buf, .iov_len = buf ? len : 0 };
-	r = write_all(o, iov, 2, deadline);
+	r = oob_write_all(o, iov, 2, deadline);
 	if (r == 0)
 		return 0;
 	if (r == IO_CLOSED)
-		errf(err, "peer closed the control connection before our %s went out; "
+		oob_errf(err, "peer closed the control connection before our %s went out; "
 			  "check its output", oob_type_name(type));
 	else if (r == IO_TIMEOUT)
-		errf(err, "timed out after %s s sending our %s; the peer stopped reading "
-			  "(raise --timeout if it is busy)", secs(o->timeout_ms, t, sizeof(t)),
+		oob_errf(err, "timed out after %s s sending our %s; the peer stopped reading "
+			  "(raise --timeout if it is busy)", oob_secs(o->timeout_ms, t, sizeof(t)),
 		     oob_type_name(type));
 	else if (r == IO_STOP)
-		errf(err, "interrupted while sending our %s", oob_type_name(type));
+		oob_errf(err, "interrupted while sending our %s", oob_type_name(type));
 	else
-		errf(err, "cannot send our %s on the control connection: %s",
+		oob_errf(err, "cannot send our %s on the control connection: %s",
 		     oob_type_name(type), strerror(errno));
 	return -1;
 }
@@ -663,14 +591,14 @@ static int send_deadline(struct oob *o, enum oob_type type, const void *buf, siz
 int oob_send(struct oob *o, enum oob_type type, const void *buf, size_t len, char *err)
 {
 	if (len && !buf) {
-		errf(err, "internal error: %zu-byte %s without a buffer", len, oob_type_name(type));
+		oob_errf(err, "internal error: %zu-byte %s without a buffer", len, oob_type_name(type));
 		return -1;
 	}
-	return send_deadline(o, type, buf, len, deadline_after(o->timeout_ms), err);
+	return oob_send_deadline(o, type, buf, len, oob_deadline_after(o->timeout_ms), err);
 }
 
 /* "looks like ..." for greetings users are likely to hit on a wrong port. */
-static const char *greeting_hint(const uint8_t *b, size_t n)
+const char *oob_greeting_hint(const uint8_t *b, size_t n)
 {
 	size_t i = 0;
 
@@ -691,7 +619,7 @@ static const char *greeting_hint(const uint8_t *b, size_t n)
 }
 
 /* The peer's first bytes are not our magic: say what it sent instead. */
-static int not_rdmakit(struct oob *o, const uint8_t *hdr, size_t got, char *err)
+int oob_not_rdmakit(struct oob *o, const uint8_t *hdr, size_t got, char *err)
 {
 	uint8_t b[GREETING_SHOW + 1];
 	char shown[GREETING_SHOW * 4 + 8];
@@ -716,9 +644,9 @@ static int not_rdmakit(struct oob *o, const uint8_t *hdr, size_t got, char *err)
 		}
 	}
 	shown[k] = '\0';
-	errf(err, "peer at %s is not rdmakit (got \"%s\"%s%s); check the host and -p/--port, "
+	oob_errf(err, "peer at %s is not rdmakit (got \"%s\"%s%s); check the host and -p/--port, "
 		  "and run rdmakit on both sides",
-	     o->peer, shown, n > GREETING_SHOW ? "..." : "", greeting_hint(b, n));
+	     o->peer, shown, n > GREETING_SHOW ? "..." : "", oob_greeting_hint(b, n));
 	return -1;
 }
 
@@ -727,7 +655,7 @@ static void hello_version(const uint8_t *p, size_t len, char *out)
 {
 	out[0] = '\0';
 	if (len > 4)
-		sanitize(out, OOB_VERSION_LEN, p + 4, len - 4);
+		oob_sanitize(out, OOB_VERSION_LEN, p + 4, len - 4);
 }
 
 /*
@@ -744,7 +672,7 @@ static void discard(struct oob *o, size_t len, int64_t deadline)
 	while (len > 0) {
 		size_t n = len < sizeof(junk) ? len : sizeof(junk);
 
-		if (read_exact(o, junk, n, deadline, &got, &eof) < 0)
+		if (oob_read_exact(o, junk, n, deadline, &got, &eof) < 0)
 			return;
 		len -= n;
 	}
@@ -759,13 +687,13 @@ static int peer_error(struct oob *o, uint32_t len, int64_t deadline, char *err)
 	bool eof;
 
 	/* Whatever part of the text arrives is worth showing; errors here don't matter. */
-	if (read_exact(o, text, want, deadline, &got, &eof) == 0)
+	if (oob_read_exact(o, text, want, deadline, &got, &eof) == 0)
 		discard(o, len - want, deadline);
-	sanitize(shown, sizeof(shown), text, got);
+	oob_sanitize(shown, sizeof(shown), text, got);
 	if (shown[0])
-		errf(err, "peer: %s", shown);
+		oob_errf(err, "peer: %s", shown);
 	else
-		errf(err, "peer: gave up without saying why; check its output");
+		oob_errf(err, "peer: gave up without saying why; check its output");
 	return -1;
 }
 
@@ -776,7 +704,7 @@ static int peer_error(struct oob *o, uint32_t len, int64_t deadline, char *err)
 static int recv_impl(struct oob *o, enum oob_type expect, enum oob_type *type_out, void *buf,
 		     size_t cap, size_t *len_out, char *err, enum fail *why, bool hello)
 {
-	int64_t deadline = deadline_after(o->timeout_ms);
+	int64_t deadline = oob_deadline_after(o->timeout_ms);
 	const char *what = oob_type_name(expect);
 	uint8_t hdr[OOB_HDR_LEN];
 	uint32_t version, type, len;
@@ -788,7 +716,7 @@ static int recv_impl(struct oob *o, enum oob_type expect, enum oob_type *type_ou
 	*why = F_OTHER;
 	*len_out = 0;
 	if (o->fd < 0) {
-		errf(err, "the control connection is already closed");
+		oob_errf(err, "the control connection is already closed");
 		return -1;
 	}
 
@@ -797,50 +725,50 @@ static int recv_impl(struct oob *o, enum oob_type expect, enum oob_type *type_ou
 	 * foreign server's short greeting must not leave us waiting for 12.
 	 */
 	while (got < OOB_HDR_LEN) {
-		ssize_t n = read_some(o, hdr + got, OOB_HDR_LEN - got, deadline);
+		ssize_t n = oob_read_some(o, hdr + got, OOB_HDR_LEN - got, deadline);
 
 		if (n > 0) {
 			got += (size_t)n;
 			if (memcmp(hdr, OOB_MAGIC, got < 4 ? got : 4))
-				return not_rdmakit(o, hdr, got, err);
+				return oob_not_rdmakit(o, hdr, got, err);
 			continue;
 		}
 		if (n == 0 && got == 0) {
 			*why = F_EOF;
 			if (hello)
-				errf(err, "peer at %s closed the control connection during the hello; "
+				oob_errf(err, "peer at %s closed the control connection during the hello; "
 					  "is it rdmakit, and the same version? check its output",
 				     o->peer);
 			else
-				errf(err, "peer closed the control connection while we waited for its %s; "
+				oob_errf(err, "peer closed the control connection while we waited for its %s; "
 					  "it exited or failed, check its output", what);
 		} else if (n == 0) {
-			errf(err, "peer closed the control connection in the middle of a message "
+			oob_errf(err, "peer closed the control connection in the middle of a message "
 				  "(got %zu of %d header bytes); check its output", got, OOB_HDR_LEN);
 		} else if (n == IO_TIMEOUT && got == 0) {
 			*why = F_TIMEOUT;
 			if (hello)
-				errf(err, "timed out after %s s waiting for the peer's hello; is rdmakit "
+				oob_errf(err, "timed out after %s s waiting for the peer's hello; is rdmakit "
 					  "(not another program) listening at %s?",
-				     secs(o->timeout_ms, t, sizeof(t)), o->peer);
+				     oob_secs(o->timeout_ms, t, sizeof(t)), o->peer);
 			else
-				errf(err, "timed out after %s s waiting for the peer's %s; the peer is "
+				oob_errf(err, "timed out after %s s waiting for the peer's %s; the peer is "
 					  "gone or stuck (raise --timeout if it needs longer)",
-				     secs(o->timeout_ms, t, sizeof(t)), what);
+				     oob_secs(o->timeout_ms, t, sizeof(t)), what);
 		} else if (n == IO_TIMEOUT) {
-			errf(err, "timed out after %s s in the middle of the peer's message header "
+			oob_errf(err, "timed out after %s s in the middle of the peer's message header "
 				  "(got %zu of %d bytes); the peer or the network stalled",
-			     secs(o->timeout_ms, t, sizeof(t)), got, OOB_HDR_LEN);
+			     oob_secs(o->timeout_ms, t, sizeof(t)), got, OOB_HDR_LEN);
 		} else if (n == IO_STOP) {
-			errf(err, "interrupted while waiting for the peer's %s", what);
+			oob_errf(err, "interrupted while waiting for the peer's %s", what);
 		} else {
-			errf(err, "cannot read the control connection: %s", strerror(errno));
+			oob_errf(err, "cannot read the control connection: %s", strerror(errno));
 		}
 		return -1;
 	}
-	version = get16(hdr + 4);
-	type = get16(hdr + 6);
-	len = get32(hdr + 8);
+	version = oob_get16(hdr + 4);
+	type = oob_get16(hdr + 6);
+	len = oob_get32(hdr + 8);
 
 	if (version != OOB_PROTO_VERSION) {
 		uint8_t hp[OOB_HELLO_LEN];
@@ -853,24 +781,24 @@ static int recv_impl(struct oob *o, enum oob_type expect, enum oob_type *type_ou
 		if (type == OOB_HELLO && len >= 4 && len <= OOB_MAX_PAYLOAD) {
 			size_t want = len < sizeof(hp) ? len : sizeof(hp);
 
-			if (read_exact(o, hp, want, deadline, &got, &eof) == 0)
+			if (oob_read_exact(o, hp, want, deadline, &got, &eof) == 0)
 				hello_version(hp, want, pv);
 		}
 		*why = F_VERSION;
-		errf(err, "peer speaks rdmakit control protocol %u, we speak %d; use the same "
+		oob_errf(err, "peer speaks rdmakit control protocol %u, we speak %d; use the same "
 			  "rdmakit version on both sides (peer runs %s, we run %s)",
 		     version, OOB_PROTO_VERSION, pv[0] ? pv : "an unknown version", RDMAKIT_VERSION);
 		return -1;
 	}
 	/* Checked before anything is read or sized from it. */
 	if (len > OOB_MAX_PAYLOAD) {
-		errf(err, "peer announced a %u-byte %s, over the %d-byte limit of a control "
+		oob_errf(err, "peer announced a %u-byte %s, over the %d-byte limit of a control "
 			  "message; the peer is broken, check its version",
-		     len, type_valid(type) ? oob_type_name(type) : "message", OOB_MAX_PAYLOAD);
+		     len, oob_type_valid(type) ? oob_type_name(type) : "message", OOB_MAX_PAYLOAD);
 		return -1;
 	}
-	if (!type_valid(type)) {
-		errf(err, "peer sent a control message of unknown type %u; use the same rdmakit "
+	if (!oob_type_valid(type)) {
+		oob_errf(err, "peer sent a control message of unknown type %u; use the same rdmakit "
 			  "version on both sides", type);
 		return -1;
 	}
@@ -878,10 +806,10 @@ static int recv_impl(struct oob *o, enum oob_type expect, enum oob_type *type_ou
 		return peer_error(o, len, deadline, err);
 	if (expect != OOB_ANY && type != expect) {
 		if (type == OOB_BYE)
-			errf(err, "peer ended the session while we waited for its %s; "
+			oob_errf(err, "peer ended the session while we waited for its %s; "
 				  "check its output", what);
 		else
-			errf(err, "peer sent its %s while we waited for its %s; run the same "
+			oob_errf(err, "peer sent its %s while we waited for its %s; run the same "
 				  "command and options on both sides",
 			     oob_type_name(type), what);
 		discard(o, len, deadline);
@@ -889,24 +817,24 @@ static int recv_impl(struct oob *o, enum oob_type expect, enum oob_type *type_ou
 	}
 	what = oob_type_name(type);
 	if (len > cap) {
-		errf(err, "peer's %s is %u bytes, more than the %zu we accept; run the same "
+		oob_errf(err, "peer's %s is %u bytes, more than the %zu we accept; run the same "
 			  "rdmakit version and options on both sides", what, len, cap);
 		discard(o, len, deadline);
 		return -1;
 	}
-	r = read_exact(o, buf, len, deadline, &got, &eof);
+	r = oob_read_exact(o, buf, len, deadline, &got, &eof);
 	if (r < 0) {
 		if (eof)
-			errf(err, "peer closed the control connection in the middle of its %s "
+			oob_errf(err, "peer closed the control connection in the middle of its %s "
 				  "(got %zu of %u bytes); check its output", what, got, len);
 		else if (r == IO_TIMEOUT)
-			errf(err, "timed out after %s s in the middle of the peer's %s (got %zu of "
+			oob_errf(err, "timed out after %s s in the middle of the peer's %s (got %zu of "
 				  "%u bytes); the peer or the network stalled",
-			     secs(o->timeout_ms, t, sizeof(t)), what, got, len);
+			     oob_secs(o->timeout_ms, t, sizeof(t)), what, got, len);
 		else if (r == IO_STOP)
-			errf(err, "interrupted while receiving the peer's %s", what);
+			oob_errf(err, "interrupted while receiving the peer's %s", what);
 		else
-			errf(err, "cannot read the control connection: %s", strerror(errno));
+			oob_errf(err, "cannot read the control connection: %s", strerror(errno));
 		return -1;
 	}
 	if (cap > len)
@@ -949,10 +877,10 @@ static int send_hello(struct oob *o, int64_t deadline, char *err)
 
 	if (vlen > OOB_VERSION_LEN - 1)
 		vlen = OOB_VERSION_LEN - 1;
-	put16(p, OOB_PROTO_VERSION);
-	put16(p + 2, 0);		/* flags: none yet */
+	oob_put16(p, OOB_PROTO_VERSION);
+	oob_put16(p + 2, 0);		/* flags: none yet */
 	memcpy(p + 4, RDMAKIT_VERSION, vlen);
-	return send_deadline(o, OOB_HELLO, p, sizeof(p), deadline, err);
+	return oob_send_deadline(o, OOB_HELLO, p, sizeof(p), deadline, err);
 }
 
 static int recv_hello(struct oob *o, char *err, enum fail *why)
@@ -963,8 +891,8 @@ static int recv_hello(struct oob *o, char *err, enum fail *why)
 
 	if (recv_impl(o, OOB_HELLO, &type, p, sizeof(p), &len, err, why, true) < 0)
 		return -1;
-	if (len < 5 || get16(p) != OOB_PROTO_VERSION) {
-		errf(err, "peer at %s sent a malformed hello; use the same rdmakit version on "
+	if (len < 5 || oob_get16(p) != OOB_PROTO_VERSION) {
+		oob_errf(err, "peer at %s sent a malformed hello; use the same rdmakit version on "
 			  "both sides", o->peer);
 		return -1;
 	}
@@ -978,7 +906,7 @@ int oob_hello(struct oob *o, bool is_server, char *err)
 
 	o->peer_version[0] = '\0';
 	if (!is_server) {
-		if (send_hello(o, deadline_after(o->timeout_ms), err) < 0)
+		if (oob_open_client(o, err) < 0 || send_hello(o, oob_deadline_after(o->timeout_ms), err) < 0)
 			return -1;
 		return recv_hello(o, err, &why);
 	}
@@ -988,166 +916,10 @@ int oob_hello(struct oob *o, bool is_server, char *err)
 		 * reports the mismatch itself instead of a closed connection.
 		 */
 		if (why == F_VERSION)
-			send_hello(o, deadline_after(ERROR_SEND_MS), NULL);
+			send_hello(o, oob_deadline_after(ERROR_SEND_MS), NULL);
 		return -1;
 	}
-	return send_hello(o, deadline_after(o->timeout_ms), err);
-}
-
-static bool mtu_valid(uint32_t mtu)
-{
-	return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
-}
-
-/* Range checks shared by both directions: what we refuse to send we refuse to take. */
-static int check_qp_info(const struct xport_qp_info *q, size_t i, const char *whose, char *err)
-{
-	if (q->qpn > 0xFFFFFF) {
-		errf(err, "%s QP info #%zu has QPN 0x%x, wider than 24 bits", whose, i, q->qpn);
-		return -1;
-	}
-	if (q->psn > 0xFFFFFF) {
-		errf(err, "%s QP info #%zu has PSN 0x%x, wider than 24 bits", whose, i, q->psn);
-		return -1;
-	}
-	if (!mtu_valid(q->mtu)) {
-		errf(err, "%s QP info #%zu has MTU %u; it must be 256, 512, 1024, 2048 or 4096",
-		     whose, i, q->mtu);
-		return -1;
-	}
-	return 0;
-}
-
-long oob_encode_qp_info(const struct xport_qp_info *info, size_t n, uint8_t *out, size_t cap,
-			char *err)
-{
-	size_t need, i;
-	uint8_t *p;
-
-	if (n > OOB_MAX_QP_INFO) {
-		errf(err, "%zu QPs do not fit in one control message (at most %d); use fewer -q/--qp",
-		     n, (int)OOB_MAX_QP_INFO);
-		return -1;
-	}
-	need = 4 + n * OOB_QP_INFO_WIRE_LEN;
-	if (need > cap) {
-		errf(err, "internal error: %zu bytes needed to encode QP info, %zu given", need, cap);
-		return -1;
-	}
-	put32(out, (uint32_t)n);
-	p = out + 4;
-	for (i = 0; i < n; i++) {
-		const struct xport_qp_info *q = &info[i];
-
-		if (check_qp_info(q, i, "our", err) < 0)
-			return -1;
-		put32(p, q->qpn);
-		put32(p + 4, q->psn);
-		memcpy(p + 8, q->gid, 16);
-		put16(p + 24, q->udp_port);
-		put16(p + 26, q->lid);
-		put32(p + 28, q->mtu);
-		p[32] = q->max_rd_atomic;
-		p += OOB_QP_INFO_WIRE_LEN;
-	}
-	return (long)need;
-}
-
-long oob_decode_qp_info(const uint8_t *in, size_t len, struct xport_qp_info *info, size_t cap,
-			char *err)
-{
-	uint32_t n;
-	size_t i;
-	const uint8_t *p;
-
-	if (len < 4) {
-		errf(err, "peer's QP info is %zu bytes, too short to hold a count", len);
-		return -1;
-	}
-	n = get32(in);
-	/* Compare without multiplying a peer-chosen count: no overflow possible. */
-	if (n > OOB_MAX_QP_INFO || len != 4 + (size_t)n * OOB_QP_INFO_WIRE_LEN) {
-		errf(err, "peer's QP info is malformed (%u entries in %zu bytes); use the same "
-			  "rdmakit version on both sides", n, len);
-		return -1;
-	}
-	if (n > cap) {
-		errf(err, "peer sent info for %u QPs, we expect at most %zu; use the same "
-			  "-q/--qp on both sides", n, cap);
-		return -1;
-	}
-	p = in + 4;
-	for (i = 0; i < n; i++) {
-		struct xport_qp_info *q = &info[i];
-
-		memset(q, 0, sizeof(*q));
-		q->qpn = get32(p);
-		q->psn = get32(p + 4);
-		memcpy(q->gid, p + 8, 16);
-		q->udp_port = get16(p + 24);
-		q->lid = get16(p + 26);
-		q->mtu = get32(p + 28);
-		q->max_rd_atomic = p[32];
-		if (check_qp_info(q, i, "peer's", err) < 0)
-			return -1;
-		p += OOB_QP_INFO_WIRE_LEN;
-	}
-	return (long)n;
-}
-
-static int send_qp_info(struct oob *o, const struct xport_qp_info *mine, size_t n, char *err)
-{
-	size_t cap = 4 + (n <= OOB_MAX_QP_INFO ? n : 0) * OOB_QP_INFO_WIRE_LEN;
-	uint8_t *buf = malloc(cap);
-	long len;
-	int r = -1;
-
-	if (!buf) {
-		errf(err, "out of memory encoding QP info");
-		return -1;
-	}
-	len = oob_encode_qp_info(mine, n, buf, cap, err);
-	if (len >= 0)
-		r = oob_send(o, OOB_QP_INFO, buf, (size_t)len, err);
-	free(buf);
-	return r;
-}
-
-static int recv_qp_info(struct oob *o, struct xport_qp_info *theirs, size_t cap, size_t *n,
-			char *err)
-{
-	/* Room for one entry more than cap: a longer list is reported as such. */
-	size_t room = (cap < OOB_MAX_QP_INFO ? cap + 1 : OOB_MAX_QP_INFO) * OOB_QP_INFO_WIRE_LEN;
-	uint8_t *buf = malloc(4 + room);
-	size_t len;
-	long got = -1;
-
-	*n = 0;
-	if (!buf) {
-		errf(err, "out of memory receiving QP info");
-		return -1;
-	}
-	if (oob_recv(o, OOB_QP_INFO, buf, 4 + room, &len, err) == 0)
-		got = oob_decode_qp_info(buf, len, theirs, cap, err);
-	free(buf);
-	if (got < 0)
-		return -1;
-	*n = (size_t)got;
-	return 0;
-}
-
-int oob_xchg_qp_info(struct oob *o, bool is_server, const struct xport_qp_info *mine, size_t n,
-		     struct xport_qp_info *theirs, size_t cap, size_t *n_theirs, char *err)
-{
-	*n_theirs = 0;
-	if (!is_server) {
-		if (send_qp_info(o, mine, n, err) < 0)
-			return -1;
-		return recv_qp_info(o, theirs, cap, n_theirs, err);
-	}
-	if (recv_qp_info(o, theirs, cap, n_theirs, err) < 0)
-		return -1;
-	return send_qp_info(o, mine, n, err);
+	return send_hello(o, oob_deadline_after(o->timeout_ms), err);
 }
 
 int oob_barrier(struct oob *o, uint32_t id, char *err)
@@ -1155,19 +927,19 @@ int oob_barrier(struct oob *o, uint32_t id, char *err)
 	uint8_t p[8];
 	size_t len;
 
-	put32(p, id);
+	oob_put32(p, id);
 	if (oob_send(o, OOB_BARRIER, p, 4, err) < 0)
 		return -1;
 	if (oob_recv(o, OOB_BARRIER, p, sizeof(p), &len, err) < 0)
 		return -1;
 	if (len != 4) {
-		errf(err, "peer's barrier is %zu bytes, not 4; use the same rdmakit version on "
+		oob_errf(err, "peer's barrier is %zu bytes, not 4; use the same rdmakit version on "
 			  "both sides", len);
 		return -1;
 	}
-	if (get32(p) != id) {
-		errf(err, "peer reached barrier %u while we are at barrier %u; the two sides are "
-			  "out of step, run the same command and options on both", get32(p), id);
+	if (oob_get32(p) != id) {
+		oob_errf(err, "peer reached barrier %u while we are at barrier %u; the two sides are "
+			  "out of step, run the same command and options on both", oob_get32(p), id);
 		return -1;
 	}
 	return 0;
@@ -1179,7 +951,7 @@ void oob_send_error(struct oob *o, const char *text)
 	size_t len = text ? strnlen(text, ERROR_TEXT_MAX - 1) : 0;
 
 	if (o->fd >= 0)
-		send_deadline(o, OOB_ERROR, text, len, deadline_after(ms), NULL);
+		oob_send_deadline(o, OOB_ERROR, text, len, oob_deadline_after(ms), NULL);
 }
 
 int oob_bye(struct oob *o, char *err)

@@ -5,7 +5,25 @@
  * on parameters, swap QP connection info, line up the start of a test
  * with barriers and hand results back.
  *
- * Wire format (all integers in network byte order):
+ * The connection opens with exactly OOB_OPENING_LEN (16) bytes each way,
+ * the client first, so that a perftest peer (which reads a 16-byte
+ * NUL-padded version string first) takes it for a version message and
+ * either side can tell an rdmakit peer from a perftest one:
+ *
+ *   offset 0  perftest version text, e.g. "6.06", NUL-padded   8 bytes
+ *          8  marker "RDMK"                                     4 bytes
+ *         12  u16 control protocol version (OOB_PROTO_VERSION)
+ *         14  u16 flags: OOB_OPEN_AUTH (server: clients must authenticate;
+ *             client: it holds a key)
+ *
+ * With --auth-key the server then sends AUTH(32-byte nonce Ns), the client
+ * AUTH(Nc[32] || HMAC-SHA256(key, "rdmakit-auth-v2 client" Ns Nc)), the
+ * server AUTH(HMAC-SHA256(key, "rdmakit-auth-v2 server" Nc Ns)) or an
+ * ERROR.  Both sides prove the key; it never crosses the wire.  A server
+ * handles connections concurrently until they have passed this point
+ * (struct oob_gate), so silent or junk connections cannot hold its port.
+ *
+ * Then messages (all integers in network byte order):
  *
  *   offset 0  magic    "RDMK"            4 bytes
  *          4  version  u16                OOB_PROTO_VERSION
@@ -21,14 +39,13 @@
  *   HELLO     u16 protocol version, u16 flags (0), rdmakit version text
  *             (1..OOB_VERSION_LEN-1 bytes, no NUL), zero padding up to
  *             OOB_HELLO_LEN bytes in all
- *   PARAMS    opaque key=value text defined by the commands
- *   QP_INFO   u32 count, then count entries of OOB_QP_INFO_WIRE_LEN bytes:
- *             qpn u32, psn u32, gid[16], udp_port u16, lid u16, mtu u32,
- *             max_rd_atomic u8
+ *   PARAMS    a JSON object: the messages of lib/perf/ctl.h
+ *   QP_INFO   retired in protocol 2 (QP info travels in PARAMS, as JSON)
  *   BARRIER   u32 id
- *   RESULT    opaque bytes (JSON text, for instance)
+ *   RESULT    a JSON object (lib/perf/ctl.h)
  *   ERROR     text: why the sender gives up
  *   BYE       empty
+ *   AUTH      the authentication exchange above (fixed sizes)
  *
  * Every wait (accept, connect, each read and write) is bounded by a
  * timeout; nothing here prints, exits or keeps global state.  Failures
@@ -51,26 +68,50 @@
 #include "transport.h"
 
 #define OOB_DEFAULT_PORT 18515		/* perftest's default, so firewalls already allow it */
-#define OOB_PROTO_VERSION 1
+/* 2: the 16-byte opening and AUTH (rdmakit 0.2); 1: rdmakit 0.1, whose
+ * peers get one line naming the mismatch on both sides. */
+#define OOB_PROTO_VERSION 2
+#define OOB_OPENING_LEN 16
+#define OOB_OPENING_PERFTEST "6.06"	/* what perftest reads: Debian 12's perftest */
+#define OOB_OPENING_MARKER "RDMK"
+#define OOB_OPEN_AUTH 0x0001
+#define OOB_AUTH_NONCE_LEN 32
+#define OOB_AUTH_MAC_LEN 32		/* HMAC-SHA256 */
+#define OOB_KEY_MIN 16			/* bytes of key file */
+#define OOB_KEY_MAX 4096
+#define OOB_GATE_DEADLINE_MS 3000	/* a new connection's time to open (and authenticate) */
+#define OOB_GATE_MIN_PENDING 64		/* connections opening at once, at least */
 #define OOB_MAGIC "RDMK"
 #define OOB_HDR_LEN 12
 #define OOB_MAX_PAYLOAD (64 * 1024)	/* bytes, inclusive */
 #define OOB_VERSION_LEN 48		/* rdmakit version text, NUL included */
 #define OOB_HELLO_LEN 128		/* see oob.c: why HELLO is padded */
-#define OOB_QP_INFO_WIRE_LEN 33
-#define OOB_MAX_QP_INFO ((OOB_MAX_PAYLOAD - 4) / OOB_QP_INFO_WIRE_LEN)
 #define OOB_PEER_LEN 64			/* "[v6addr%scope]:port" */
 
 enum oob_type {
 	OOB_ANY = 0,		/* oob_recv_msg(): accept any type */
 	OOB_HELLO = 1,
 	OOB_PARAMS = 2,
-	OOB_QP_INFO = 3,
+	OOB_QP_INFO = 3,	/* protocol 1 only; refused since */
 	OOB_BARRIER = 4,
 	OOB_RESULT = 5,
 	OOB_ERROR = 6,
 	OOB_BYE = 7,
+	OOB_AUTH = 8,
 };
+
+/* A shared secret for the control channel (--auth-key FILE). */
+struct oob_key {
+	size_t len;
+	uint8_t bytes[OOB_KEY_MAX];
+};
+
+/*
+ * Reads a key file: a regular file of OOB_KEY_MIN..OOB_KEY_MAX bytes that
+ * neither group nor others may read (like ssh's private keys).  All of
+ * its bytes are the key.
+ */
+int oob_key_load(const char *path, struct oob_key *key, char *err);
 
 struct oob {
 	int fd;				/* connected TCP socket (non-blocking), -1 when closed */
@@ -84,7 +125,33 @@ struct oob {
 	const volatile sig_atomic_t *stop;
 	char peer[OOB_PEER_LEN];	/* "HOST:PORT" for messages */
 	char peer_version[OOB_VERSION_LEN];	/* after oob_hello(): the peer's rdmakit version */
+	/* Client: the key to authenticate with (NULL: none); set it after
+	 * oob_connect().  A client with a key insists the server proves it. */
+	const struct oob_key *key;
 };
+
+/*
+ * The server's door: accepts connections and runs the opening and the
+ * authentication of up to max_pending of them at once, each within
+ * OOB_GATE_DEADLINE_MS (the oldest is dropped when a new one finds the
+ * table full), and hands out one that has passed.  key NULL: no
+ * authentication.  The gate does not own listen_fd.
+ */
+struct oob_gate;
+struct oob_gate *oob_gate_new(int listen_fd, unsigned max_pending, const struct oob_key *key,
+			      char *err);
+void oob_gate_free(struct oob_gate *g);
+/*
+ * 0: *o is a client that passed (ready for oob_hello()); OOB_GATE_REFUSED:
+ * a client was turned away, err says who and why in one line (it has been
+ * told), call again; -1: timed out (timeout_ms < 0: never), interrupted
+ * (*stop set when a signal arrives) or a system error.  Junk and silent
+ * connections are dropped without a word; oob_gate_dropped() counts them.
+ */
+#define OOB_GATE_REFUSED 1
+int oob_gate_accept(struct oob_gate *g, int timeout_ms, const volatile sig_atomic_t *stop,
+		    struct oob *o, char *err);
+unsigned long oob_gate_dropped(const struct oob_gate *g);
 
 /*
  * Listening socket on bind_addr (NULL: every address, IPv6 and IPv4) and
@@ -94,7 +161,10 @@ struct oob {
 int oob_listen(const char *bind_addr, uint16_t port, int *listen_fd, char *err);
 /* The port a listening socket is bound to (0 on failure). */
 uint16_t oob_listen_port(int listen_fd);
-/* Waits up to timeout_ms (< 0: forever) for a client. */
+/*
+ * Waits up to timeout_ms (< 0: forever) for one client to pass the opening
+ * (no authentication): a one-off oob_gate.  A refused client fails it.
+ */
 int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err);
 /*
  * Connects to host:port (name or IPv4/IPv6 literal) within timeout_ms,
@@ -119,14 +189,12 @@ int oob_recv(struct oob *o, enum oob_type expect_type, void *buf, size_t cap, si
 int oob_recv_msg(struct oob *o, enum oob_type *type, void *buf, size_t cap, size_t *len,
 		 char *err);
 
-/* Version handshake; the client speaks first.  Fills o->peer_version. */
-int oob_hello(struct oob *o, bool is_server, char *err);
 /*
- * Sends mine[0..n) and receives the peer's list into theirs (cap entries);
- * the client sends first, the server receives first (as perftest does).
+ * Version handshake; the client speaks first.  Fills o->peer_version.  The
+ * client's side starts with the opening and, with o->key or when the
+ * server asks, the authentication; the server's side follows a gate.
  */
-int oob_xchg_qp_info(struct oob *o, bool is_server, const struct xport_qp_info *mine, size_t n,
-		     struct xport_qp_info *theirs, size_t cap, size_t *n_theirs, char *err);
+int oob_hello(struct oob *o, bool is_server, char *err);
 /* Sends BARRIER(id) and waits for the peer's BARRIER with the same id. */
 int oob_barrier(struct oob *o, uint32_t id, char *err);
 /*
@@ -142,16 +210,5 @@ int oob_bye(struct oob *o, char *err);
 
 /* "hello", "parameters", "QP info", ... for messages. */
 const char *oob_type_name(enum oob_type type);
-
-/*
- * The QP_INFO codec, pure: encode returns the payload length or -1
- * (out too small, n too large, or a field out of range); decode returns
- * the entry count or -1.  Field ranges: qpn and psn 24 bits, mtu one of
- * 256, 512, 1024, 2048, 4096.
- */
-long oob_encode_qp_info(const struct xport_qp_info *info, size_t n, uint8_t *out, size_t cap,
-			char *err);
-long oob_decode_qp_info(const uint8_t *in, size_t len, struct xport_qp_info *info, size_t cap,
-			char *err);
 
 #endif

@@ -4,7 +4,9 @@
  *
  * fuzz_oob, PARAMS: a server adopted test parameters outside the ranges
  * its own command line accepts (MTU 4097, queue depths of 0 or 2^32 - 1,
- * NaN durations...), values that size its queues, CQs and buffers.
+ * NaN durations...), values that size its queues, CQs and buffers.  The
+ * test is JSON since control protocol 2 and checked by perf_opts_check(),
+ * the command line's own check.
  * adopt_params() is static in lib/perf/session.c, so this file compiles
  * session.c into itself, as the fuzz target does.
  */
@@ -23,52 +25,64 @@ static int adopt(const char *text)
 	return adopt_params(&s, text, err);
 }
 
-/* The default test with key=value instead of its default. */
+/* The default test a client sends. */
+static json_t *default_test(void)
+{
+	struct perf_opts o = { .op = PERF_WRITE, .size = 65536, .iters = 1000, .qps = 1,
+			       .tx_depth = 128, .rx_depth = 512, .outs = 16 };
+
+	return ctl_test_json(&o, 65536);
+}
+
+static int adopt_json(json_t *m)
+{
+	char *text = json_dumps(m, JSON_COMPACT);
+	int rc = text ? adopt(text) : -2;
+
+	free(text);
+	json_decref(m);
+	return rc;
+}
+
+/* The default test with one field set to a JSON value. */
 static int adopt_with(const char *key, const char *value)
 {
-	static const char *const keys[] = { "op", "cas", "size", "max_size", "iters", "duration",
-					    "qps", "tx_depth", "rx_depth", "outs", "mtu", "verify",
-					    "interval", "engine", "lat" };
-	static const char *const vals[] = { "0", "0", "65536", "65536", "1000", "0", "1", "128",
-					    "512", "16", "0", "0", "0", "auto", "0" };
-	char text[512];
-	size_t n = 0;
+	json_t *m = default_test();
+	json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s=%s", i ? " " : "", keys[i],
-				      strcmp(keys[i], key) ? vals[i] : value);
-	return adopt(text);
+	json_object_set_new(json_object_get(m, "test"), key, v);
+	return adopt_json(m);
 }
 
 /* What a client writes for its command line's defaults is adopted. */
 static void client_defaults_adopted(struct unit *u)
 {
-	static struct perf_session c;
-	char text[512];
+	struct perf_opts o = { .op = PERF_SEND, .size = 2, .iters = 0, .duration = 2.5,
+			       .qps = 1, .tx_depth = 1, .rx_depth = 512, .outs = 16,
+			       .mtu = 4096, .interval = 0.5, .latency = true };
 
-	memset(&c, 0, sizeof(c));
-	c.o = (struct perf_opts){ .op = PERF_SEND, .size = 2, .iters = 0, .duration = 2.5,
-				  .qps = 1, .tx_depth = 1, .rx_depth = 512, .outs = 16,
-				  .mtu = 4096, .interval = 0.5, .latency = true };
-	c.max_size = 2;
-	params_text(&c, text, sizeof(text));
-	CHECK_EQ(u, adopt(text), 0);
+	CHECK_EQ(u, adopt_json(ctl_test_json(&o, 2)), 0);
 	CHECK_EQ(u, adopt_with("tx_depth", "8192"), 0);
 	CHECK_EQ(u, adopt_with("rx_depth", "1"), 0);
 	CHECK_EQ(u, adopt_with("mtu", "256"), 0);
 	CHECK_EQ(u, adopt_with("outs", "255"), 0);
-	CHECK_EQ(u, adopt_with("interval", "0.01"), 0);
+	CHECK_EQ(u, adopt_with("interval_s", "0.01"), 0);
 }
 
-/* fuzz/regress/oob/params-mtu-4097 and its siblings, found by reading the oracle's fields. */
+/* fuzz/regress/oob/params-mtu-4097 and its siblings, found by reading the
+ * oracle's fields; then what JSON adds: wrong types, unknown and missing keys. */
 static void out_of_range_refused(struct unit *u)
 {
 	static const char *const bad[][2] = {
-		{ "mtu", "4097" },	{ "mtu", "255" },	   { "tx_depth", "0" },
-		{ "tx_depth", "8193" },	{ "rx_depth", "0" },	   { "rx_depth", "4294967295" },
-		{ "outs", "256" },	{ "size", "0" },	   { "interval", "nan" },
-		{ "interval", "0.001" }, { "interval", "1e9" },
+		{ "mtu", "4097" },	 { "mtu", "255" },	  { "mtu", "1000" },
+		{ "tx_depth", "0" },	 { "tx_depth", "8193" },  { "rx_depth", "0" },
+		{ "rx_depth", "4294967295" }, { "outs", "256" }, { "size", "0" },
+		{ "size", "65537" },	 { "max_size", "16777216" }, { "interval_s", "0.001" },
+		{ "interval_s", "1e9" }, { "qps", "65" },	  { "op", "\"erase\"" },
+		{ "iters", "4" },	 { "qps", "\"1\"" },	  { "verify", "1" },
+		{ "rate_unit", "\"x\"" }, { "inline_size", "2000000" }, { "bogus", "1" },
 	};
+	json_t *m;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = adopt_with(bad[i][0], bad[i][1]);
@@ -77,13 +91,20 @@ static void out_of_range_refused(struct unit *u)
 			printf("#   %s=%s adopted\n", bad[i][0], bad[i][1]);
 		CHECK_EQ(u, rc, -1);
 	}
-	/* A duration test (iters=0) needs a duration the command line allows. */
-	CHECK_EQ(u, adopt("op=0 cas=0 size=8 max_size=8 iters=0 duration=nan qps=1 tx_depth=1 "
-			  "rx_depth=1 outs=1 mtu=0 verify=0 interval=0 engine=auto lat=0"), -1);
-	CHECK_EQ(u, adopt("op=0 cas=0 size=8 max_size=8 iters=0 duration=0 qps=1 tx_depth=1 "
-			  "rx_depth=1 outs=1 mtu=0 verify=0 interval=0 engine=auto lat=0"), -1);
-	CHECK_EQ(u, adopt("op=0 cas=0 size=8 max_size=8 iters=0 duration=86400 qps=1 tx_depth=1 "
-			  "rx_depth=1 outs=1 mtu=0 verify=0 interval=0 engine=auto lat=0"), 0);
+	/* A duration test (iters 0) needs a duration the command line allows;
+	 * JSON cannot carry NaN at all. */
+	m = default_test();
+	json_object_set_new(json_object_get(m, "test"), "iters", json_integer(0));
+	json_object_set_new(json_object_get(m, "test"), "duration_s", json_real(0));
+	CHECK_EQ(u, adopt_json(json_deep_copy(m)), -1);
+	json_object_set_new(json_object_get(m, "test"), "duration_s", json_real(86400));
+	CHECK_EQ(u, adopt_json(json_deep_copy(m)), 0);
+	json_object_set_new(json_object_get(m, "test"), "duration_s", json_real(86401));
+	CHECK_EQ(u, adopt_json(json_deep_copy(m)), -1);
+	json_object_del(json_object_get(m, "test"), "qps");
+	CHECK_EQ(u, adopt_json(m), -1);
+	CHECK_EQ(u, adopt("op=0 cas=0 size=8 max_size=8 iters=1000"), -1);	/* protocol 1 */
+	CHECK_EQ(u, adopt("[]"), -1);
 }
 
 int main(void)

@@ -56,6 +56,17 @@ struct unit {
 		}                                                           \
 	} while (0)
 
+/* s contains sub. */
+#define CHECK_HAS(u, s, sub)                                                       \
+	do {                                                                       \
+		const char *s_ = (s), *sub_ = (sub);                               \
+		if (!strstr(s_, sub_)) {                                           \
+			(u)->failures++;                                           \
+			printf("#   %s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
+			       s_, sub_);                                          \
+		}                                                                  \
+	} while (0)
+
 static inline void unit_run(struct unit *u, const char *name,
 			    void (*fn)(struct unit *))
 {
