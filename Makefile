@@ -74,7 +74,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBRDMAKIT)
 	@$(if $(V),,echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBRDMAKIT) $(LDLIBS) -lz
 
-unit-bins: $(UNIT_BINS)
+# The seqlock of the shared-memory counters under ThreadSanitizer (which
+# cannot share a build with ASan): its own binary from the two sources.
+TSAN_BIN := $(if $(filter 1,$(SANITIZE)),,$(BUILD)/tests/test_shm_tsan)
+$(BUILD)/tests/test_shm_tsan: tests/unit/tsan_shm.c lib/transport/shm_counters.c lib/transport/shm_counters.h
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  CC      $< (tsan)")
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -fsanitize=thread -Itests/unit -o $@ \
+		tests/unit/tsan_shm.c lib/transport/shm_counters.c -lpthread
+
+unit-bins: $(UNIT_BINS) $(TSAN_BIN)
 
 # Installs the Debian packages the build, tests and benchmarks need.
 deps:

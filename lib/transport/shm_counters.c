@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Publishing and reading the soft engine's counters; see shm_counters.h. */
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,9 +15,57 @@
 #include "shm_counters.h"
 
 struct shm_publisher {
-	struct shm_counters *area;
+	struct shm_counters *area;	/* shared: written only under the seqlock */
+	struct shm_counters staging;	/* the writer's own copy, filled at leisure */
 	char name[64];
 };
+
+/*
+ * The seqlock as Boehm describes it ("Can seqlocks get along with
+ * programming language memory models?", MSPC 2012), in the variant without
+ * standalone fences (his section 4): the protected data is copied with
+ * atomic word accesses, so a reader racing a writer reads stale or mixed
+ * words, never undefined behaviour, and the orderings do the fences' work:
+ *
+ * Writer: seq = s + 1 (relaxed); each data word stored with release, so the
+ * odd store happens before any reader that sees a new word; seq = s + 2
+ * (release), after every data word.
+ * Reader: s1 = seq (acquire), so the data loads come after it; each data
+ * word loaded with acquire, so the final s2 = seq (relaxed) comes after
+ * them.  If a copy holds any word of a write that started after s1, the
+ * odd store is visible to s2, so s2 != s1: the copy is refused.
+ *
+ * On x86 release stores and acquire loads are plain moves: this costs the
+ * same as memcpy, and ThreadSanitizer (which does not model fences) can
+ * check it (tests/unit/tsan_shm.c).
+ */
+typedef uint64_t __attribute__((may_alias)) shm_word;
+
+_Static_assert(sizeof(struct shm_counters) % sizeof(shm_word) == 0 &&
+		       offsetof(struct shm_counters, seq) % sizeof(shm_word) == 0,
+	       "struct shm_counters must be whole 8-byte words, seq one of them");
+
+#define SHM_WORDS (sizeof(struct shm_counters) / sizeof(shm_word))
+#define SEQ_WORD (offsetof(struct shm_counters, seq) / sizeof(shm_word))
+
+static void copy_to_shared(struct shm_counters *dst, const struct shm_counters *src)
+{
+	shm_word *d = (shm_word *)dst;
+	const shm_word *s = (const shm_word *)src;
+
+	for (size_t i = 0; i < SHM_WORDS; i++)
+		if (i != SEQ_WORD)
+			__atomic_store_n(&d[i], s[i], __ATOMIC_RELEASE);
+}
+
+static void copy_from_shared(struct shm_counters *dst, const struct shm_counters *src)
+{
+	shm_word *d = (shm_word *)dst;
+	const shm_word *s = (const shm_word *)src;
+
+	for (size_t i = 0; i < SHM_WORDS; i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_ACQUIRE);
+}
 
 struct shm_publisher *shm_publish_open(const uint8_t local_ip[16], uint16_t port)
 {
@@ -41,12 +90,13 @@ struct shm_publisher *shm_publish_open(const uint8_t local_ip[16], uint16_t port
 		shm_unlink(p->name);
 		goto fail;
 	}
-	p->area->magic = SHM_COUNTERS_MAGIC;
-	p->area->version = SHM_COUNTERS_VERSION;
-	p->area->pid = (uint32_t)getpid();
-	memcpy(p->area->local_ip, local_ip, 16);
-	p->area->local_port = port;
-	snprintf(p->area->engine, sizeof(p->area->engine), "soft");
+	p->staging.magic = SHM_COUNTERS_MAGIC;
+	p->staging.version = SHM_COUNTERS_VERSION;
+	p->staging.pid = (uint32_t)getpid();
+	memcpy(p->staging.local_ip, local_ip, 16);
+	p->staging.local_port = port;
+	snprintf(p->staging.engine, sizeof(p->staging.engine), "soft");
+	shm_publish_end(p);
 	return p;
 fail:
 	free(p);
@@ -55,13 +105,22 @@ fail:
 
 struct shm_counters *shm_publish_begin(struct shm_publisher *p)
 {
-	__atomic_add_fetch(&p->area->seq, 1, __ATOMIC_RELEASE);	/* odd: writing */
-	return p->area;
+	return &p->staging;
 }
 
 void shm_publish_end(struct shm_publisher *p)
 {
-	__atomic_add_fetch(&p->area->seq, 1, __ATOMIC_RELEASE);
+	/* The only writer: its own earlier store is the value to build on. */
+	uint64_t seq = __atomic_load_n(&p->area->seq, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&p->area->seq, seq + 1, __ATOMIC_RELAXED);	/* odd: writing */
+	copy_to_shared(p->area, &p->staging);
+	__atomic_store_n(&p->area->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+const struct shm_counters *shm_publisher_area(const struct shm_publisher *p)
+{
+	return p->area;
 }
 
 void shm_publish_close(struct shm_publisher *p)
@@ -101,6 +160,18 @@ static bool writer_alive(const char *path, uint32_t pid)
 	return strcmp(comm, "rdmakit") == 0;
 }
 
+bool shm_read_consistent(const struct shm_counters *a, struct shm_counters *out)
+{
+	uint64_t s1 = __atomic_load_n(&a->seq, __ATOMIC_ACQUIRE), s2;
+
+	if (s1 & 1)
+		return false;
+	copy_from_shared(out, a);
+	s2 = __atomic_load_n(&a->seq, __ATOMIC_RELAXED);
+	out->seq = s1;
+	return s2 == s1;
+}
+
 /* Copies one segment consistently; false if it is not ours or stale. */
 static bool read_one(const char *path, struct shm_counters *out)
 {
@@ -119,14 +190,8 @@ static bool read_one(const char *path, struct shm_counters *out)
 	close(fd);
 	if (a == MAP_FAILED)
 		return false;
-	for (int tries = 0; tries < 100 && !ok; tries++) {
-		uint64_t s1 = __atomic_load_n(&a->seq, __ATOMIC_ACQUIRE);
-
-		if (s1 & 1)
-			continue;
-		memcpy(out, a, sizeof(*out));
-		ok = __atomic_load_n(&a->seq, __ATOMIC_ACQUIRE) == s1;
-	}
+	for (int tries = 0; tries < 100 && !ok; tries++)
+		ok = shm_read_consistent(a, out);
 	munmap(a, sizeof(*a));
 	return ok && out->magic == SHM_COUNTERS_MAGIC && out->version == SHM_COUNTERS_VERSION &&
 	       writer_alive(path, out->pid);

@@ -14,7 +14,8 @@
  *   }
  *
  * Readers copy the segment, and retry while seq is odd or changed during
- * the copy.  Every field is host order; the segment is for this host only.
+ * the copy (a seqlock with atomic data copies, as Boehm describes it: see
+ * shm_counters.c).  Every field is host order; the segment is for this host only.
  */
 #ifndef RDMAKIT_SHM_COUNTERS_H
 #define RDMAKIT_SHM_COUNTERS_H
@@ -59,10 +60,16 @@ struct shm_publisher;
 
 /* Creates the segment (NULL if shared memory is unavailable: not fatal). */
 struct shm_publisher *shm_publish_open(const uint8_t local_ip[16], uint16_t port);
-/* The area to fill between begin and end (seqlock). */
+/* The writer's copy to fill (fields keep their values between rounds);
+ * end publishes it under the seqlock (shm_counters.c says how). */
 struct shm_counters *shm_publish_begin(struct shm_publisher *p);
 void shm_publish_end(struct shm_publisher *p);
+/* One attempt at a consistent copy of a mapped segment: false if a write
+ * overlapped it (try again). */
+bool shm_read_consistent(const struct shm_counters *a, struct shm_counters *out);
 void shm_publish_close(struct shm_publisher *p);
+/* The shared segment itself, read-only (for tests of the reader path). */
+const struct shm_counters *shm_publisher_area(const struct shm_publisher *p);
 
 /*
  * Reads every live engine's segment from dir (normally "/dev/shm").

@@ -53,11 +53,29 @@ static void test_publish_read(struct unit *u)
 		CHECK(u, memcmp(seen[at].local_ip, ip, 16) == 0);
 		CHECK_EQ(u, seen[at].seq % 2, 0);
 	}
-	/* A writer in the middle of an update is never read half-done. */
-	shm_publish_begin(p);
-	n = shm_read_all(NULL, seen, 64);
-	CHECK(u, !find_pid(n, (uint32_t)getpid(), 54321, &at));
-	shm_publish_end(p);
+	/* A writer in the middle of an update (seq odd) is never read half-done. */
+	{
+		char name[64];
+		int fd;
+		struct shm_counters *m;
+
+		snprintf(name, sizeof(name), "/rdmakit-%d-54321", (int)getpid());
+		fd = shm_open(name, O_RDWR, 0);
+		m = fd >= 0 ? mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) :
+			      MAP_FAILED;
+		if (fd >= 0)
+			close(fd);
+		CHECK(u, m != MAP_FAILED);
+		if (m != MAP_FAILED) {
+			__atomic_add_fetch(&m->seq, 1, __ATOMIC_RELEASE);
+			n = shm_read_all(NULL, seen, 64);
+			CHECK(u, !find_pid(n, (uint32_t)getpid(), 54321, &at));
+			__atomic_add_fetch(&m->seq, 1, __ATOMIC_RELEASE);
+			n = shm_read_all(NULL, seen, 64);
+			CHECK(u, find_pid(n, (uint32_t)getpid(), 54321, &at));
+			munmap(m, sizeof(*m));
+		}
+	}
 	/* A pid reused by another program (a writer killed with SIGKILL left
 	 * its segment, and its pid went to something else): skipped. */
 	prctl(PR_SET_NAME, "not-rdmakit");
