@@ -46,6 +46,8 @@ static const struct opt_spec incast_opts_spec[] = {
 	{ "link-gbps", OPT_LINK_GBPS, "GBPS", "the receiver's link rate (default: its interface's)" },
 	{ "expect-gbps", OPT_EXPECT_GBPS, "GBPS", "exit 1 if the aggregate goodput is below GBPS" },
 	{ "expect-fairness", OPT_EXPECT_FAIRNESS, "JAIN", "exit 1 if Jain's index is below JAIN" },
+	{ "max-memory", OPT_MAX_MEMORY, "BYTES", "refuse a run whose buffers on this host need "
+						 "more (default: 1 GiB or a quarter of RAM)" },
 	PERF_OPTS_ENDPOINT,
 	{ "tx-depth", 't', "N", "messages in flight per QP (default 128)" },
 	{ "rx-depth", 'r', "N", "receives posted per QP (send; default 512)" },

@@ -61,7 +61,7 @@ _rdmakit_command_opts()
 		;;
 	incast)
 		echo '--serve --senders --wait-timeout --local --pattern --op --size --duration --bytes --qps' \
-			'--coordinator --rank --world-size --link-gbps --expect-gbps --expect-fairness' \
+			'--coordinator --rank --world-size --link-gbps --expect-gbps --expect-fairness --max-memory' \
 			'--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --tx-depth --rx-depth' \
 			'--mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout' \
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
@@ -163,7 +163,7 @@ _rdmakit_option_value()
 	incast:--senders|incast:--wait-timeout|incast:--local|incast:-s|incast:--size|\
 	incast:-D|incast:--duration|incast:--bytes|incast:-q|incast:--qps|\
 	incast:--coordinator|incast:--rank|incast:--world-size|incast:--link-gbps|\
-	incast:--expect-gbps|incast:--expect-fairness|incast:--bind|incast:-p|incast:--port|\
+	incast:--expect-gbps|incast:--expect-fairness|incast:--max-memory|incast:--bind|incast:-p|incast:--port|\
 	incast:--udp-port|incast:-i|incast:--ib-port|incast:-x|incast:--gid-index|\
 	incast:-t|incast:--tx-depth|incast:-r|incast:--rx-depth|incast:-T|incast:--tos|\
 	incast:-u|incast:--qp-timeout|incast:--retry-cnt|incast:--rnr-retry|incast:--timeout|\

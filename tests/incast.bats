@@ -155,6 +155,17 @@ assert r["flows"][0]["bytes"] % 4096 == 0
 '
 }
 
+@test "incast --max-memory: senders cannot make the coordinator allocate more; one line on both sides before anything is allocated" {
+	coordinator --senders 2 --max-memory 8m -D 0.5
+	run -3 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -s 1m -q 8 --local 2 "$ADDR"
+	local want="this run needs 16 MiB of buffers on $ADDR (2 flow ends x 8 QPs x 1048576 bytes), more than its --max-memory of 8 MiB: fewer senders or QPs, smaller messages, or a larger --max-memory there"
+	assert_output "rdmakit incast: peer: $want"
+	wait_pid "$CO" 10
+	[ "$WAIT_RC" -eq 3 ]
+	run cat "$BATS_TEST_TMPDIR/co.err"
+	assert_output "rdmakit incast: $want"
+}
+
 @test "two senders that disagree: the second is refused naming both values" {
 	coordinator --senders 2
 	bg "$BATS_TEST_TMPDIR/s1.out" "$BATS_TEST_TMPDIR/s1.err" \

@@ -114,6 +114,21 @@ int node_build(struct incast_node *n, const struct incast_flow_def *flows, unsig
 		snprintf(err, XPORT_ERR_LEN, "this node takes part in no flow");
 		return -1;
 	}
+	/* Senders set the size and QPs a coordinator adopts: its memory is
+	 * bounded here, before anything is allocated. */
+	{
+		uint64_t limit = p->max_memory ? p->max_memory : perf_default_max_memory();
+
+		if (n->buf_len > limit) {
+			snprintf(err, XPORT_ERR_LEN, "this run needs %zu MiB of buffers on %s (%u flow "
+				 "ends x %u QPs x %zu bytes), more than its --max-memory of %" PRIu64
+				 " MiB: fewer senders or QPs, smaller messages, or a larger "
+				 "--max-memory there", (n->buf_len + (1 << 20) - 1) >> 20,
+				 n->local_addr[0] ? n->local_addr : "this host", n->neps, qps,
+				 n->slot_len, limit >> 20);
+			return -1;
+		}
+	}
 	if (posix_memalign((void **)&n->buf, 4096, n->buf_len)) {
 		snprintf(err, XPORT_ERR_LEN, "cannot allocate %zu bytes of buffers", n->buf_len);
 		return -1;
