@@ -149,6 +149,8 @@ struct soft_read_job {
 	uint32_t psn;			/* PSN of the next response packet */
 	uint32_t last_psn;
 	uint64_t va;			/* next byte to send */
+	uint32_t rkey;			/* re-checked before each packet: a region
+					 * deregistered mid-response is not read */
 	uint32_t left;
 	bool first;			/* next packet is the first of the response */
 };
@@ -226,7 +228,7 @@ struct soft_qp {
 	uint32_t send_off;
 	uint64_t write_va;
 	uint32_t write_left;
-	struct soft_mr *write_mr;
+	uint32_t write_rkey;		/* the WRITE in progress: re-checked per packet */
 	bool ack_due;
 	uint32_t ack_psn;
 	struct soft_replay replay[SOFT_REPLAY];

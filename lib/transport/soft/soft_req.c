@@ -344,6 +344,13 @@ static void on_read_response(struct soft_qp *qp, const struct wire_pkt *p, const
 		fail_at(qp, p->bth.psn, XPORT_WC_BAD_RESP_ERR);
 		return;
 	}
+	/* The local region is checked at every packet, as the responder
+	 * checks its own: once deregistered, nothing lands in it. */
+	if (want_len && !soft_mr_check(qp->dev, w->wr.sge.lkey, w->wr.sge.addr + off, want_len,
+				       XPORT_ACCESS_LOCAL_WRITE)) {
+		fail_at(qp, p->bth.psn, XPORT_WC_LOC_PROT_ERR);
+		return;
+	}
 	if (want_len)
 		memcpy((uint8_t *)(uintptr_t)w->wr.sge.addr + off, buf + p->payload_off, want_len);
 	w->resp_pkts++;
@@ -366,6 +373,10 @@ static void on_atomic_ack(struct soft_qp *qp, const struct wire_pkt *p)
 	w = wqe(qp, qp->sq_head);
 	if (!w->assigned || w->done || !is_atomic(w->wr.opcode) || w->first_psn != p->bth.psn) {
 		SOFT_COUNT(qp, duplicates);
+		return;
+	}
+	if (!soft_mr_check(qp->dev, w->wr.sge.lkey, w->wr.sge.addr, 8, XPORT_ACCESS_LOCAL_WRITE)) {
+		fail_at(qp, p->bth.psn, XPORT_WC_LOC_PROT_ERR);
 		return;
 	}
 	memcpy((void *)(uintptr_t)w->wr.sge.addr, &p->atomicacketh.orig, 8);
@@ -489,6 +500,13 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 
 		len = wr->sge.length - off < qp->pmtu ? wr->sge.length - off : qp->pmtu;
 		data = (const uint8_t *)(uintptr_t)wr->sge.addr + off;
+		/* Inline data was copied at post; anything else is read from the
+		 * region now, so it must still be registered. */
+		if (len && !wr->inline_data &&
+		    !soft_mr_check(qp->dev, wr->sge.lkey, wr->sge.addr + off, len, 0)) {
+			fail_at(qp, psn, XPORT_WC_LOC_PROT_ERR);
+			return;
+		}
 		soft_bth(qp, &p, req_opcode(wr->opcode, i, w->npkts), psn);
 		p.reth.va = wr->remote_addr;
 		p.reth.rkey = wr->rkey;
@@ -559,6 +577,8 @@ void soft_req_transmit(struct soft_qp *qp)
 		if (!soft_dcqcn_may_send(&qp->cc, qp->dev->now_ns, qp->pmtu))
 			break;
 		send_packet(qp, w);
+		if (qp->state != SOFT_QP_RTS)	/* its local region was gone */
+			break;
 		budget--;
 		if (is_rd_atomic(w->wr.opcode) || ++qp->cur_pkt >= w->npkts) {
 			qp->sq_cur++;

@@ -149,11 +149,11 @@ static bool do_write(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t
 		}
 		qp->write_va = p->reth.va;
 		qp->write_left = p->reth.dmalen;
-		qp->write_mr = NULL;
+		qp->write_rkey = p->reth.rkey;
 		/* Zero-length writes carry no address worth checking (as rxe). */
 		if (p->reth.dmalen &&
-		    !(qp->write_mr = soft_mr_check(qp->dev, p->reth.rkey, p->reth.va,
-						   p->reth.dmalen, XPORT_ACCESS_REMOTE_WRITE))) {
+		    !soft_mr_check(qp->dev, p->reth.rkey, p->reth.va, p->reth.dmalen,
+				   XPORT_ACCESS_REMOTE_WRITE)) {
 			nak_fatal(qp, WIRE_NAK_REMOTE_ACCESS_ERR);
 			return false;
 		}
@@ -161,6 +161,13 @@ static bool do_write(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t
 	if (p->payload_len > qp->write_left ||
 	    (ends_message(op) && p->payload_len != qp->write_left)) {
 		nak_fatal(qp, WIRE_NAK_INVALID_REQ);
+		return false;
+	}
+	/* Every packet, not just the first: from the moment a region is
+	 * deregistered no packet touches it (the rest is NAKed). */
+	if (p->payload_len && !soft_mr_check(qp->dev, qp->write_rkey, qp->write_va, p->payload_len,
+					     XPORT_ACCESS_REMOTE_WRITE)) {
+		nak_fatal(qp, WIRE_NAK_REMOTE_ACCESS_ERR);
 		return false;
 	}
 	if (p->payload_len)
@@ -228,7 +235,8 @@ static bool queue_read(struct soft_qp *qp, const struct wire_pkt *p)
 	}
 	j = &qp->reads[(qp->reads_head + qp->reads_count++) % SOFT_READ_JOBS];
 	*j = (struct soft_read_job){ .psn = p->bth.psn, .last_psn = p->bth.psn + n - 1,
-				     .va = p->reth.va, .left = p->reth.dmalen, .first = true };
+				     .va = p->reth.va, .rkey = p->reth.rkey, .left = p->reth.dmalen,
+				     .first = true };
 	return true;
 }
 
@@ -407,6 +415,15 @@ void soft_resp_transmit(struct soft_qp *qp)
 		/* READ responses are our data: DCQCN paces them. */
 		if (!soft_dcqcn_may_send(&qp->cc, qp->dev->now_ns, qp->pmtu))
 			break;
+		/* The region may have been deregistered since the request: then
+		 * the rest of the READ is NAKed, not read. */
+		if (j->left && !soft_mr_check(qp->dev, j->rkey, j->va,
+					      j->left < qp->pmtu ? j->left : qp->pmtu,
+					      XPORT_ACCESS_REMOTE_READ)) {
+			qp->reads_count = 0;
+			nak_fatal_at(qp, WIRE_NAK_REMOTE_ACCESS_ERR, j->psn);
+			break;
+		}
 		send_read_response(qp, j);
 		soft_dcqcn_sent(&qp->cc, qp->pmtu);
 		budget--;
