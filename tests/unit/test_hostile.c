@@ -599,6 +599,66 @@ static void test_off_path(struct unit *u)
 	hostile_finish(u, &h, "off-path peers");
 }
 
+/* ---- responder: responses leave in PSN order ---------------------------- */
+
+/* A READ of n packets at h->psn, then `then` (injected by the caller at
+ * the next PSN): every READ response leaves before the reply to `then`,
+ * which is the last packet, with this opcode and syndrome. */
+static void after_read(struct unit *u, struct hostile *h, uint32_t n, uint8_t want_op,
+		       uint8_t want_syn, uint32_t want_psn, const char *what)
+{
+	static struct wire_pkt r[80];
+	int before = u->failures, got = take(h, r, 80);
+
+	CHECK_EQ(u, got, (int)n + 1);
+	for (int i = 0; i + 1 < got && i < (int)n; i++)
+		CHECK(u, r[i].bth.opcode >= OP_RC_READ_RESPONSE_FIRST &&
+			 r[i].bth.opcode <= OP_RC_READ_RESPONSE_ONLY &&
+			 r[i].bth.psn == ((h->psn + (uint32_t)i) & WIRE_PSN_MASK));
+	if (got == (int)n + 1) {
+		CHECK_EQ(u, r[n].bth.opcode, want_op);
+		CHECK_EQ(u, r[n].aeth.syndrome, want_syn);
+		CHECK_EQ(u, r[n].bth.psn, want_psn & WIRE_PSN_MASK);
+	}
+	tally(u, h, before, what);
+}
+
+static void test_response_order(struct unit *u)
+{
+	struct hostile h;
+	uint32_t n = 20;
+	uint8_t data[64] = { 0 };
+
+	CHECK_EQ(u, hostile_open(&h), 0);
+	/* An atomic right behind a READ: its ACK after the READ's responses. */
+	put_read(&h, h.psn, va_of(&h, 0), h.mr.rkey, n * PMTU);
+	put_atomic(&h, OP_RC_FETCH_ADD, h.psn + n, va_of(&h, 8192), h.mr.rkey, 1);
+	{
+		uint64_t v;
+
+		memcpy(&v, h.a.expect + (va_of(&h, 8192) - (uint64_t)(uintptr_t)h.a.inner), 8);
+		v++;
+		arena_allow(&h.a, va_of(&h, 8192), &v, 8);
+	}
+	after_read(u, &h, n, OP_RC_ATOMIC_ACK, ACK_SYN, h.psn + n, "atomic ACK after READ");
+	h.psn += n + 1;
+	/* A PSN ahead: the sequence NAK (for the PSN expected) after them. */
+	put_read(&h, h.psn, va_of(&h, 0), h.mr.rkey, n * PMTU);
+	put_data(&h, OP_RC_WRITE_ONLY, h.psn + n + 3, va_of(&h, 0), h.mr.rkey, 64, data, 64);
+	after_read(u, &h, n, OP_RC_ACK, nak(WIRE_NAK_PSN_SEQ_ERR), h.psn + n,
+		   "sequence NAK after READ");
+	h.psn += n;
+	/* A SEND with no RECV posted: the RNR NAK after them. */
+	put_read(&h, h.psn, va_of(&h, 0), h.mr.rkey, n * PMTU);
+	put_data(&h, OP_RC_SEND_ONLY, h.psn + n, 0, 0, 0, data, 64);
+	after_read(u, &h, n, OP_RC_ACK, wire_aeth_make(WIRE_AETH_RNR_NAK, 1), h.psn + n,
+		   "RNR NAK after READ");
+	h.psn += n;
+	CHECK_EQ(u, h.qp->state, SOFT_QP_RTS);
+	CHECK(u, arena_intact(&h.a));
+	hostile_finish(u, &h, "response order");
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -611,5 +671,6 @@ int main(void)
 	RUN(&u, test_forged_responses);
 	RUN(&u, test_forged_cnps);
 	RUN(&u, test_off_path);
+	RUN(&u, test_response_order);
 	return unit_done(&u);
 }

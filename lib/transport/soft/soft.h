@@ -145,7 +145,15 @@ struct soft_replay {
 	uint64_t orig;			/* atomic: the value returned */
 };
 
+/* A response waiting its turn: READ responses, and the ACKs, NAKs and
+ * atomic ACKs of later PSNs, which must not overtake them. */
+enum soft_job_kind { SOFT_JOB_READ, SOFT_JOB_ACK, SOFT_JOB_ATOMIC_ACK };
+
 struct soft_read_job {
+	uint8_t kind;			/* enum soft_job_kind */
+	uint8_t syndrome;		/* ACK: the AETH syndrome */
+	uint32_t msn;			/* ACK, atomic ACK: the MSN when it was due */
+	uint64_t orig;			/* atomic ACK: the original value */
 	uint32_t psn;			/* PSN of the next response packet */
 	uint32_t last_psn;
 	uint64_t va;			/* next byte to send */

@@ -50,14 +50,14 @@ static bool has_imm(uint8_t op)
 	       op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM;
 }
 
-void soft_send_ack(struct soft_qp *qp, uint8_t syndrome, uint32_t psn)
+static void send_ack_msn(struct soft_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
 {
 	struct soft_pkt *slot = soft_tx_slot(qp->dev);
 	struct wire_pkt p;
 
 	soft_bth(qp, &p, OP_RC_ACK, psn);
 	p.aeth.syndrome = syndrome;
-	p.aeth.msn = qp->msn & WIRE_PSN_MASK;
+	p.aeth.msn = msn & WIRE_PSN_MASK;
 	soft_tx_commit(qp, slot, &p, NULL, 0, WIRE_NOT_ECT);
 	if (wire_aeth_kind(syndrome) == WIRE_AETH_NAK) {
 		SOFT_COUNT(qp, naks_tx);
@@ -66,6 +66,30 @@ void soft_send_ack(struct soft_qp *qp, uint8_t syndrome, uint32_t psn)
 	} else if (wire_aeth_kind(syndrome) == WIRE_AETH_RNR_NAK) {
 		SOFT_COUNT(qp, rnr_naks_tx);
 	}
+}
+
+void soft_send_ack(struct soft_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	send_ack_msn(qp, syndrome, psn, qp->msn);
+}
+
+/* Queues a job behind the READ responses already queued (PSN order). */
+static bool defer(struct soft_qp *qp, struct soft_read_job job)
+{
+	if (!qp->reads_count || qp->reads_count == SOFT_READ_JOBS)
+		return false;		/* nothing to wait for (or no room): now */
+	qp->reads[(qp->reads_head + qp->reads_count++) % SOFT_READ_JOBS] = job;
+	return true;
+}
+
+/* An ACK or NAK (not fatal) at psn, after any READ responses before it. */
+static void respond(struct soft_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct soft_read_job j = { .kind = SOFT_JOB_ACK, .syndrome = syndrome, .psn = psn,
+				   .msn = qp->msn };
+
+	if (!defer(qp, j))
+		soft_send_ack(qp, syndrome, psn);
 }
 
 static uint8_t ack_syndrome(void)
@@ -110,7 +134,7 @@ static bool do_send(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t 
 
 	if (!r) {
 		/* Nothing posted: RNR NAK; the requester retries after the timer. */
-		soft_send_ack(qp, wire_aeth_make(WIRE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
+		respond(qp, wire_aeth_make(WIRE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
 			      p->bth.psn);
 		return false;
 	}
@@ -138,7 +162,7 @@ static bool do_write(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t
 	/* WRITE with immediate consumes a RECV: make sure one is there first,
 	 * so a retried packet after an RNR NAK writes the same bytes again. */
 	if (has_imm(op) && !rq_head(qp)) {
-		soft_send_ack(qp, wire_aeth_make(WIRE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
+		respond(qp, wire_aeth_make(WIRE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
 			      p->bth.psn);
 		return false;
 	}
@@ -234,22 +258,33 @@ static bool queue_read(struct soft_qp *qp, const struct wire_pkt *p)
 		return false;
 	}
 	j = &qp->reads[(qp->reads_head + qp->reads_count++) % SOFT_READ_JOBS];
-	*j = (struct soft_read_job){ .psn = p->bth.psn, .last_psn = p->bth.psn + n - 1,
+	*j = (struct soft_read_job){ .kind = SOFT_JOB_READ, .psn = p->bth.psn,
+				     .last_psn = p->bth.psn + n - 1,
 				     .va = p->reth.va, .rkey = p->reth.rkey, .left = p->reth.dmalen,
 				     .first = true };
 	return true;
 }
 
-static void send_atomic_ack(struct soft_qp *qp, uint32_t psn, uint64_t orig)
+static void send_atomic_ack_msn(struct soft_qp *qp, uint32_t psn, uint64_t orig, uint32_t msn)
 {
 	struct soft_pkt *slot = soft_tx_slot(qp->dev);
 	struct wire_pkt p;
 
 	soft_bth(qp, &p, OP_RC_ATOMIC_ACK, psn);
 	p.aeth.syndrome = ack_syndrome();
-	p.aeth.msn = qp->msn & WIRE_PSN_MASK;
+	p.aeth.msn = msn & WIRE_PSN_MASK;
 	p.atomicacketh.orig = orig;
 	soft_tx_commit(qp, slot, &p, NULL, 0, WIRE_NOT_ECT);
+}
+
+/* An atomic's ACK, after any READ responses before it. */
+static void send_atomic_ack(struct soft_qp *qp, uint32_t psn, uint64_t orig)
+{
+	struct soft_read_job j = { .kind = SOFT_JOB_ATOMIC_ACK, .psn = psn, .orig = orig,
+				   .msn = qp->msn };
+
+	if (!defer(qp, j))
+		send_atomic_ack_msn(qp, psn, orig, qp->msn);
 }
 
 static bool do_atomic(struct soft_qp *qp, const struct wire_pkt *p)
@@ -329,8 +364,7 @@ void soft_resp_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *b
 		SOFT_COUNT(qp, out_of_sequence);
 		if (!qp->nak_sent) {
 			qp->nak_sent = true;
-			soft_send_ack(qp, wire_aeth_make(WIRE_AETH_NAK, WIRE_NAK_PSN_SEQ_ERR),
-				      qp->epsn);
+			respond(qp, wire_aeth_make(WIRE_AETH_NAK, WIRE_NAK_PSN_SEQ_ERR), qp->epsn);
 		}
 		return;
 	}
@@ -412,6 +446,16 @@ void soft_resp_transmit(struct soft_qp *qp)
 		struct soft_read_job *j = &qp->reads[qp->reads_head];
 		bool last = j->psn == (j->last_psn & WIRE_PSN_MASK);
 
+		if (j->kind != SOFT_JOB_READ) {	/* its turn has come */
+			if (j->kind == SOFT_JOB_ACK)
+				send_ack_msn(qp, j->syndrome, j->psn, j->msn);
+			else
+				send_atomic_ack_msn(qp, j->psn, j->orig, j->msn);
+			qp->reads_head = (qp->reads_head + 1) % SOFT_READ_JOBS;
+			qp->reads_count--;
+			budget--;
+			continue;
+		}
 		/* READ responses are our data: DCQCN paces them. */
 		if (!soft_dcqcn_may_send(&qp->cc, qp->dev->now_ns, qp->pmtu))
 			break;
