@@ -6,6 +6,7 @@
  * directions of a connection.
  */
 #include <arpa/inet.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,10 @@
 void flows_init(struct flow_table *t)
 {
 	memset(t, 0, sizeof(*t));
+	/* Without a working libsodium (no entropy at all) the key stays zero:
+	 * the table still works, only unkeyed. */
+	if (sodium_init() >= 0)
+		randombytes_buf(t->hash_key, sizeof(t->hash_key));
 }
 
 void flows_free(struct flow_table *t)
@@ -71,15 +76,15 @@ void flow_addr_str(const struct flow_key *k, bool dst, char *out, size_t cap)
 	}
 }
 
-static uint64_t hash_key(const struct flow_key *k)
+/* SipHash-2-4 (libsodium's crypto_shorthash) under the table's random key. */
+static uint64_t hash_key(const struct flow_table *t, const struct flow_key *k)
 {
-	/* FNV-1a over the key bytes. */
-	const uint8_t *b = (const uint8_t *)k;
-	uint64_t h = 1469598103934665603ULL;
+	uint8_t h[crypto_shorthash_BYTES];
+	uint64_t v;
 
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
+	crypto_shorthash(h, (const uint8_t *)k, sizeof(*k), t->hash_key);
+	memcpy(&v, h, sizeof(v));
+	return v;
 }
 
 static bool grow(struct flow_table *t)
@@ -90,7 +95,7 @@ static bool grow(struct flow_table *t)
 	if (!slots)
 		return false;
 	for (size_t i = 0; i < t->n; i++) {
-		size_t j = hash_key(&t->order[i]->key) & (cap - 1);
+		size_t j = hash_key(t, &t->order[i]->key) & (cap - 1);
 
 		while (slots[j])
 			j = (j + 1) & (cap - 1);
@@ -107,7 +112,7 @@ static struct flow *lookup(struct flow_table *t, const struct flow_key *k, bool 
 	size_t j;
 
 	if (t->cap) {
-		for (j = hash_key(k) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
+		for (j = hash_key(t, k) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
 			if (memcmp(&t->slots[j]->key, k, sizeof(*k)) == 0)
 				return t->slots[j];
 	}
@@ -130,7 +135,7 @@ static struct flow *lookup(struct flow_table *t, const struct flow_key *k, bool 
 		return NULL;
 	f->key = *k;
 	hist_init(&f->ack_delay);
-	for (j = hash_key(k) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
+	for (j = hash_key(t, k) & (t->cap - 1); t->slots[j]; j = (j + 1) & (t->cap - 1))
 		;
 	t->slots[j] = f;
 	t->order[t->n++] = f;

@@ -74,6 +74,9 @@ struct flow_table {
 	uint64_t packets, bytes, non_rdma, malformed, icrc_bad, icrc_unchecked;
 	uint64_t untracked_packets;	/* in flows beyond max_flows: counted, not diagnosed */
 	uint64_t first_ns, last_ns;
+	/* SipHash key, random per table: a capture crafted to collide in the
+	 * table would have to know it. */
+	uint8_t hash_key[16];
 };
 
 void flows_init(struct flow_table *t);

@@ -2,18 +2,14 @@
 /*
  * The opening of a control connection and its authentication (see oob.h):
  * the server's gate, which takes many connections through it at once,
- * each on a short deadline, and the client's half.  HMAC-SHA256 and the
- * nonces come from OpenSSL's libcrypto; MACs are compared in constant
- * time.  Nothing a connection sends before it has passed is trusted with
+ * each on a short deadline, and the client's half.  HMAC-SHA256, the
+ * nonces and the constant-time comparison come from libsodium.  Nothing a connection sends before it has passed is trusted with
  * more than the fixed bytes the opening and AUTH need.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <poll.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,24 +81,41 @@ int oob_key_load(const char *path, struct oob_key *key, char *err)
 	return 0;
 fail:
 	close(fd);
-	OPENSSL_cleanse(key, sizeof(*key));
+	sodium_memzero(key, sizeof(*key));
 	return -1;
+}
+
+/* libsodium, once per process (sodium_init is idempotent and thread-safe). */
+static int crypto_ready(void)
+{
+	return sodium_init() < 0 ? -1 : 0;
+}
+
+/* Fresh nonce bytes from the system's CSPRNG. */
+static int nonce(uint8_t *out, size_t len)
+{
+	if (crypto_ready() < 0)
+		return -1;
+	randombytes_buf(out, len);
+	return 0;
 }
 
 /* HMAC-SHA256(key, label || a || b), a and b nonces. */
 static int auth_mac(const struct oob_key *k, const char *label, const uint8_t *a,
 		    const uint8_t *b, uint8_t out[OOB_AUTH_MAC_LEN])
 {
-	uint8_t msg[64 + 2 * OOB_AUTH_NONCE_LEN];
-	size_t ll = strlen(label);
-	unsigned len = 0;
+	crypto_auth_hmacsha256_state st;
 
-	memcpy(msg, label, ll);
-	memcpy(msg + ll, a, OOB_AUTH_NONCE_LEN);
-	memcpy(msg + ll + OOB_AUTH_NONCE_LEN, b, OOB_AUTH_NONCE_LEN);
-	if (!HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, ll + 2 * OOB_AUTH_NONCE_LEN, out, &len))
+	_Static_assert(crypto_auth_hmacsha256_BYTES == OOB_AUTH_MAC_LEN, "HMAC-SHA256 size");
+	if (crypto_ready() < 0 ||
+	    crypto_auth_hmacsha256_init(&st, k->bytes, k->len) != 0 ||
+	    crypto_auth_hmacsha256_update(&st, (const uint8_t *)label, strlen(label)) != 0 ||
+	    crypto_auth_hmacsha256_update(&st, a, OOB_AUTH_NONCE_LEN) != 0 ||
+	    crypto_auth_hmacsha256_update(&st, b, OOB_AUTH_NONCE_LEN) != 0 ||
+	    crypto_auth_hmacsha256_final(&st, out) != 0)
 		return -1;
-	return len == OOB_AUTH_MAC_LEN ? 0 : -1;
+	sodium_memzero(&st, sizeof(st));
+	return 0;
 }
 
 /* --- the opening ------------------------------------------------------------ */
@@ -232,9 +245,9 @@ static enum step on_opening(struct oob_gate *g, struct pending *p, char *err)
 
 		opening_build(out, g->key ? OOB_OPEN_AUTH : 0);
 		if (g->key) {
-			if (RAND_bytes(p->nonce, sizeof(p->nonce)) != 1) {
-				oob_errf(err, "no random numbers for a challenge (libcrypto's "
-					      "RAND_bytes failed): refused the client at %s", p->peer);
+			if (nonce(p->nonce, sizeof(p->nonce)) < 0) {
+				oob_errf(err, "no random numbers for a challenge (libsodium failed "
+					      "to start): refused the client at %s", p->peer);
 				return STEP_REFUSE;
 			}
 			n += frame(out + n, OOB_PROTO_VERSION, OOB_AUTH, p->nonce, sizeof(p->nonce));
@@ -296,7 +309,7 @@ static enum step on_auth(struct oob_gate *g, struct pending *p, char *err)
 		return STEP_REFUSE;
 	}
 	ok = auth_mac(g->key, AUTH_LABEL_CLIENT, p->nonce, nc, want) == 0 &&
-	     CRYPTO_memcmp(want, nc + OOB_AUTH_NONCE_LEN, OOB_AUTH_MAC_LEN) == 0;
+	     sodium_memcmp(want, nc + OOB_AUTH_NONCE_LEN, OOB_AUTH_MAC_LEN) == 0;
 	if (!ok) {
 		send_error_now(p->fd, OOB_PROTO_VERSION, "authentication failed: this client's "
 			       "--auth-key is not the server's");
@@ -487,16 +500,16 @@ static int authenticate(struct oob *o, char *err)
 		oob_errf(err, "the server at %s sent a malformed challenge", o->peer);
 		return -1;
 	}
-	if (RAND_bytes(reply, OOB_AUTH_NONCE_LEN) != 1 ||
+	if (nonce(reply, OOB_AUTH_NONCE_LEN) < 0 ||
 	    auth_mac(o->key, AUTH_LABEL_CLIENT, ns, reply, reply + OOB_AUTH_NONCE_LEN) < 0) {
-		oob_errf(err, "cannot compute the authentication (libcrypto failed)");
+		oob_errf(err, "cannot compute the authentication (libsodium failed)");
 		return -1;
 	}
 	if (oob_send(o, OOB_AUTH, reply, sizeof(reply), err) < 0 ||
 	    oob_recv(o, OOB_AUTH, proof, sizeof(proof), &len, err) < 0)
 		return -1;
 	if (len != OOB_AUTH_MAC_LEN || auth_mac(o->key, AUTH_LABEL_SERVER, reply, ns, want) < 0 ||
-	    CRYPTO_memcmp(want, proof, OOB_AUTH_MAC_LEN) != 0) {
+	    sodium_memcmp(want, proof, OOB_AUTH_MAC_LEN) != 0) {
 		oob_errf(err, "the server at %s could not prove it holds this client's --auth-key: "
 			      "a different key, or not the server you meant", o->peer);
 		return -1;
