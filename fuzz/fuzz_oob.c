@@ -8,7 +8,9 @@
  *   first byte % 5 == 0: a server's session: hello, QP info, barrier, bye
  *                  == 1: a client's session (it sends first, same steps)
  *                  == 2: messages of any type until the stream ends
- *                  == 3: ctl_qps_parse() on the rest (JSON), directly
+ *                  == 3: every control-message parser of lib/perf/ctl.c (QP
+ *                        list, memory, run, end of run, verdict, -b figures)
+ *                        on the rest as JSON, directly
  *                  == 4: a PARAMS payload through the server's parser
  *                        (oob_params.c); the next byte: its PERF_SET_* bits
  *
@@ -85,10 +87,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] % 5 == 3) {
 		struct xport_qp_info info[QP_CAP];
 		json_t *m = json_loadb((const char *)data + 1, size - 1, 0, NULL);
+		struct perf_bw_result fig;
+		struct ctl_verdict v;
+		struct ctl_mem mem;
+		uint64_t run;
 		unsigned n;
+		bool stop;
 
-		if (m)
+		if (m) {
 			ctl_qps_parse(m, info, QP_CAP, &n, err);
+			ctl_mem_parse(m, &mem, err);
+			ctl_run_parse(m, &run, err);
+			ctl_done_parse(m, &stop, err);
+			ctl_verdict_parse(m, &v, err);
+			ctl_figures_parse(m, &fig, err);
+		}
 		json_decref(m);
 		return 0;
 	}

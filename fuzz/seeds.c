@@ -517,6 +517,26 @@ static void oob_seeds(void)
 		raw(&s, qi, n);
 		oob_seed(name, 3, &s);
 	}
+	/* One of each other control message, as lib/perf/ctl.c writes them. */
+	{
+		static const char *const msgs[][2] = {
+			{ "ctl-mem", "{\"mem\":{\"va\":140737488289792,\"rkey\":305419896,"
+				     "\"slot\":131072,\"cm_port\":0,\"cm_token\":0}}" },
+			{ "ctl-run", "{\"run\":{\"size\":65536}}" },
+			{ "ctl-end", "{\"end\":true}" },
+			{ "ctl-done", "{\"stop\":true}" },
+			{ "ctl-verdict", "{\"verdict\":{\"verified\":true,\"bad_offset\":0,"
+					 "\"status\":0}}" },
+			{ "ctl-figures", "{\"figures\":{\"iterations\":5000,\"seconds\":1.5,"
+					 "\"bw_avg_gbps\":9.5,\"bw_peak_gbps\":9.9,"
+					 "\"msg_rate_mpps\":0.02}}" },
+		};
+
+		for (size_t k = 0; k < sizeof(msgs) / sizeof(msgs[0]); k++) {
+			raw(&s, msgs[k][1], strlen(msgs[k][1]));
+			oob_seed(msgs[k][0], 3, &s);
+		}
+	}
 }
 
 /* ---- opts: command lines -------------------------------------------------------- */
