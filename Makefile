@@ -151,6 +151,15 @@ $(BUILD)/tests/tools/pcapgen: tests/tools/pcapgen.c $(LIBRDMAKIT)
 
 unit-bins: $(BUILD)/tests/tools/pcapgen
 -include $(BUILD)/tests/tools/pcapgen.d
+
+# build/tests/tools/inject: the off-path attacker of tests/offpath_netns.bats.
+$(BUILD)/tests/tools/inject: tests/tools/inject.c $(LIBRDMAKIT)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBRDMAKIT) $(LDLIBS)
+
+unit-bins: $(BUILD)/tests/tools/inject
+-include $(BUILD)/tests/tools/inject.d
 # --- end capture test fixtures ---------------------------------------------
 
 # --- fuzzing (fuzz/fuzz.mk): make fuzz [FUZZ_SECONDS=60] --------------------
