@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The soft engine beyond delivery, over the in-process link of sim_pair.h:
+ * DCQCN's arithmetic and parameters, ECN marks answered by CNPs, IPv4 IDs
+ * the ICRC covers, identifiers no peer can guess, responses in PSN order,
+ * and ring positions that never alias.
+ */
+#include "sim_pair.h"
+
+/* The reaction point's arithmetic: a CNP cuts by alpha/2, recovery is staged. */
+static void test_dcqcn_math(struct unit *u)
+{
+	struct soft_dcqcn c;
+	uint64_t t = 1000000;
+
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ 0 });
+	CHECK(u, !c.limited);
+	CHECK(u, soft_dcqcn_may_send(&c, t, 1 << 20));	/* unpaced before a CNP */
+	soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, c.limited);
+	CHECK(u, c.rc_gbps > 49.9 && c.rc_gbps < 50.1);	/* alpha starts at 1 */
+	soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, c.rc_gbps > 24.9 && c.rc_gbps < 25.1);
+	/* 55 us later: one timer stage of fast recovery, halfway to the target. */
+	soft_dcqcn_tick(&c, t + 55000);
+	CHECK(u, c.rc_gbps > 37.4 && c.rc_gbps < 37.6);
+	CHECK(u, c.alpha < 1.0);
+	/* The pacer lets about rate x time through. */
+	{
+		uint64_t sent = 0, now = t + 55000;
+
+		c.tokens = 0;
+		c.last_token_ns = now;
+		for (int i = 0; i < 1000; i++) {
+			now += 1000;	/* 1 ms in 1 us steps */
+			while (soft_dcqcn_may_send(&c, now, 1000))
+				sent += 1000;
+		}
+		CHECK(u, sent * 8 / 1e6 > c.rc_gbps * 0.9 && sent * 8 / 1e6 < c.rc_gbps * 1.1 + 1);
+	}
+	/* Without CNPs the rate climbs back to line rate and pacing stops. */
+	soft_dcqcn_tick(&c, t + 1000000000ull);
+	CHECK(u, !c.limited);
+	CHECK(u, c.rc_gbps > 99.8);
+}
+
+/* The --dcqcn* parameters: each one changes what it names, and off means
+ * CNPs change nothing. */
+static void test_dcqcn_params(struct unit *u)
+{
+	struct soft_dcqcn c;
+	uint64_t t = 1000000;
+
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .off = true });
+	soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, !c.limited && c.rc_gbps == 100 && c.cuts == 0);
+	CHECK(u, soft_dcqcn_may_send(&c, t, 1 << 20));
+
+	/* g = 1/2: alpha falls fast without CNPs (one K period halves it). */
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .g = 0.5, .k_us = 10 });
+	soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, c.alpha == 1.0);
+	soft_dcqcn_tick(&c, t + 10000);
+	CHECK(u, c.alpha > 0.49 && c.alpha < 0.51);
+
+	/* The floor holds: many CNPs never push the rate below min. */
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .min_mbps = 500 });
+	for (int i = 0; i < 50; i++)
+		soft_dcqcn_on_cnp(&c, t);
+	CHECK(u, c.rc_gbps > 0.499 && c.rc_gbps < 0.501);
+
+	/* R_AI = 1 Gb/s and a 100 us timer: with the default F = 5 the first
+	 * stage is fast recovery (target unchanged); with F = 1 it is already
+	 * additive increase (target + 1 Gb/s). */
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .rai_mbps = 1000, .t_us = 100 });
+	soft_dcqcn_on_cnp(&c, t);		/* rc 50, rt 100 */
+	soft_dcqcn_on_cnp(&c, t);		/* rc 25, rt 50 */
+	soft_dcqcn_tick(&c, t + 99999);		/* not yet a stage */
+	CHECK_EQ(u, c.timer_stage, 0);
+	soft_dcqcn_tick(&c, t + 100000);
+	CHECK(u, c.rt_gbps > 49.9 && c.rt_gbps < 50.1);
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .f = 1, .rai_mbps = 1000, .t_us = 100 });
+	soft_dcqcn_on_cnp(&c, t);
+	soft_dcqcn_on_cnp(&c, t);
+	soft_dcqcn_tick(&c, t + 100000);
+	CHECK(u, c.rt_gbps > 50.9 && c.rt_gbps < 51.1);
+
+	/* A 1 MiB byte counter: 1 MiB sent is one byte stage. */
+	soft_dcqcn_init(&c, 100, &(struct xport_dcqcn){ .b_bytes = 1 << 20 });
+	soft_dcqcn_on_cnp(&c, t);
+	soft_dcqcn_sent(&c, (1 << 20) - 1);
+	CHECK_EQ(u, c.byte_stage, 0);
+	soft_dcqcn_sent(&c, 1);
+	CHECK_EQ(u, c.byte_stage, 1);
+}
+
+/* CE marks on the path: the receiver sends CNPs (at most one per 50 us),
+ * the sender cuts its rate, and the data still arrives intact. */
+static void test_ecn_cnp(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[1];
+	char err[XPORT_ERR_LEN];
+	struct xport_counters tx, rx;
+	struct xport_send_wr wr;
+	uint64_t t0, elapsed;
+
+	pair_open(&pr, 2 << 20, 71, 0, 0, 0, 77);
+	pr.wire.ce_pct = 20;
+	fill(pr.s[0].buf, 2 << 20, 5);
+	t0 = soft_now_ns();
+	for (int i = 0; i < 4; i++) {
+		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 2 << 20);
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	}
+	elapsed = soft_now_ns() - t0;
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 2 << 20) == 0);
+	soft_engine_ops.qp_counters(pr.s[0].qp, &tx);
+	soft_engine_ops.qp_counters(pr.s[1].qp, &rx);
+	printf("#   %llu CE seen, %llu CNPs sent, %llu received, %llu rate cuts in %.1f ms; "
+	       "rate now %.2f Gb/s\n", (unsigned long long)rx.ce_rx,
+	       (unsigned long long)rx.cnps_tx, (unsigned long long)tx.cnps_rx,
+	       (unsigned long long)pr.s[0].qp->cc.cuts, elapsed / 1e6, pr.s[0].qp->cc.rc_gbps);
+	CHECK(u, rx.ce_rx > 0);
+	CHECK(u, rx.cnps_tx > 0);
+	CHECK(u, rx.cnps_tx <= elapsed / SOFT_CNP_GAP_NS + 1);
+	CHECK_EQ(u, tx.cnps_rx, rx.cnps_tx);
+	CHECK_EQ(u, pr.s[0].qp->cc.cuts, tx.cnps_rx);
+	CHECK(u, pr.s[0].qp->cc.limited);
+	pair_close(&pr);
+}
+
+/* Packets sealed with an IPv4 ID the receiver cannot see (rxe counts its
+ * IDs up): the receiver solves the ID from the ICRC and accepts them. */
+static void test_ip_id_solved(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[1];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr;
+	struct xport_counters c;
+
+	pair_open(&pr, 65536, 81, 0, 0, 0, 3);
+	pr.wire.next_id = 0x822e;
+	fill(pr.s[0].buf, 65536, 8);
+	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 65536);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 65536) == 0);
+	soft_engine_ops.qp_counters(pr.s[0].qp, &c);
+	CHECK_EQ(u, c.retransmits, 0);
+	CHECK_EQ(u, pr.s[1].dev->ctr.icrc_errors, 0);
+	/* A corrupted byte is still refused, whatever the ID: counted, dropped,
+	 * and the data arrives intact through a retransmission. */
+	pr.wire.corrupt_next = true;
+	fill(pr.s[0].buf, 65536, 9);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr, NULL, err), 0);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 65536) == 0);
+	CHECK_EQ(u, pr.s[1].dev->ctr.icrc_errors, 1);
+	pair_close(&pr);
+}
+
+/*
+ * What an off-path host would have to guess: QPNs, keys and first PSNs are
+ * random (getrandom), so two devices' first QP and first region differ;
+ * QPNs are never 0, 1 or 0xFFFFFF and keep their slot in the low bits.
+ */
+static void test_unguessable_ids(struct unit *u)
+{
+	struct pair pr;
+	struct xport_qp_attr a = { .max_send_wr = 4, .max_recv_wr = 4, .mtu = 1024 };
+	char err[XPORT_ERR_LEN];
+	uint32_t psns[8];
+	int distinct = 0;
+
+	pair_open(&pr, 4096, 61, 0, 0, 0, 1);
+	CHECK(u, pr.s[0].qp->qpn != pr.s[1].qp->qpn);
+	CHECK(u, pr.s[0].mr.rkey != pr.s[1].mr.rkey);
+	for (int i = 0; i < 2; i++) {
+		uint32_t q = pr.s[i].qp->qpn;
+
+		CHECK(u, q > 1 && q < WIRE_PSN_MASK);
+		CHECK_EQ(u, q & SOFT_INDEX_MASK, (uint32_t)pr.s[i].qp->slot);
+		CHECK_EQ(u, pr.s[i].mr.rkey & SOFT_INDEX_MASK, 0);	/* the first region */
+	}
+	for (int i = 0; i < 8; i++) {
+		struct soft_qp *qp = soft_engine_ops.create_qp(pr.s[0].dev, pr.s[0].cq, pr.s[0].cq,
+							       &a, err);
+
+		CHECK(u, qp != NULL);
+		if (!qp)
+			break;
+		psns[i] = qp->next_psn;
+		for (int j = 0; j < i; j++)
+			distinct += psns[j] != psns[i];
+		soft_engine_ops.destroy_qp(qp);
+	}
+	CHECK(u, distinct >= 27);	/* 28 pairs: random PSNs collide 1 in 2^24 */
+	pair_close(&pr);
+}
+
+/*
+ * Responses leave in PSN order: a 1 MiB READ and then WRITEs on one QP,
+ * over a clean link, need no retransmission and no timeout (an ACK for the
+ * WRITE sent before the READ's responses made the requester re-read).
+ */
+static void test_response_order(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[4];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr[3];
+
+	pair_open(&pr, 4 << 20, 71, 0, 0, 0, 0x100);
+	fill(pr.s[1].buf, 1 << 20, 12);
+	fill(pr.s[0].buf + (2 << 20), 4096, 13);
+	wr[0] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_READ, 0, 1 << 20);
+	wr[1] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 2 << 20, 4096);
+	wr[2] = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, (2 << 20) + 4096, 64);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(u, soft_engine_ops.post_send(pr.s[0].qp, &wr[i], NULL, err), 0);
+	CHECK_EQ(u, run_until(&pr, 0, 3, wc), 3);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(u, wc[i].status, XPORT_WC_SUCCESS);
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 1 << 20) == 0);
+	CHECK(u, memcmp(pr.s[0].buf + (2 << 20), pr.s[1].buf + (2 << 20), 4096) == 0);
+	CHECK_EQ(u, pr.s[0].qp->ctr.retransmits, 0);
+	CHECK_EQ(u, pr.s[0].qp->ctr.timeouts, 0);
+	CHECK_EQ(u, pr.s[0].qp->ctr.out_of_sequence + pr.s[0].qp->ctr.duplicates, 0);
+	CHECK_EQ(u, pr.s[1].qp->ctr.duplicates, 0);
+	pair_close(&pr);
+}
+
+/*
+ * Rings that never alias: ring positions are 64-bit, so a queue whose size
+ * is not a power of two keeps working past 2^32 posts (as it would after an
+ * hour at 1 Mpps); and a work request over 2^31 bytes is refused at post.
+ */
+static void test_ring_positions(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[8];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr;
+	struct soft_qp *qp;
+
+	pair_open(&pr, 65536, 81, 0, 0, 0, 0x10);
+	qp = pr.s[0].qp;
+	/* 2^32 - 3 posts done, none outstanding; a size that does not divide 2^32. */
+	qp->sq_size = 255;
+	qp->sq_head = qp->sq_tail = qp->sq_cur = qp->sq_free = (1ull << 32) - 3;
+	fill(pr.s[0].buf, 8192, 21);
+	for (int i = 0; i < 6; i++) {
+		wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, (size_t)i * 1024, 1024);
+		wr.wr_id = (uint64_t)i;
+		CHECK_EQ(u, soft_engine_ops.post_send(qp, &wr, NULL, err), 0);
+	}
+	CHECK_EQ(u, run_until(&pr, 0, 6, wc), 6);
+	for (int i = 0; i < 6; i++) {
+		CHECK_EQ(u, wc[i].wr_id, i);
+		CHECK_EQ(u, wc[i].status, XPORT_WC_SUCCESS);
+	}
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 6 * 1024) == 0);
+	CHECK_EQ(u, qp->sq_tail, (1ull << 32) + 3);
+	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 1024);
+	wr.sge.length = (1u << 31) + 1;
+	CHECK_EQ(u, soft_engine_ops.post_send(qp, &wr, NULL, err), -1);
+	CHECK(u, strstr(err, "2 GiB") != NULL);
+	pair_close(&pr);
+}
+
+int main(void)
+{
+	struct unit u = { 0 };
+
+	RUN(&u, test_dcqcn_math);
+	RUN(&u, test_dcqcn_params);
+	RUN(&u, test_ecn_cnp);
+	RUN(&u, test_ip_id_solved);
+	RUN(&u, test_unguessable_ids);
+	RUN(&u, test_response_order);
+	RUN(&u, test_ring_positions);
+	return unit_done(&u);
+}
