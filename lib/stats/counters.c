@@ -48,23 +48,6 @@ static int __attribute__((format(printf, 3, 4))) pathf(char *out, size_t cap, co
 	return n;
 }
 
-/* The first line of a file without its newline; false when unreadable. */
-static bool read_line(const char *path, char *out, size_t cap)
-{
-	char buf[256];
-	size_t len;
-
-	if (read_small(path, buf, sizeof(buf)) < 0) {
-		out[0] = '\0';
-		return false;
-	}
-	len = strcspn(buf, "\n");
-	if (len >= cap)
-		len = cap - 1;
-	memcpy(out, buf, len);
-	out[len] = '\0';
-	return true;
-}
 
 /* Keeps the first problem met in a sample (a device without ports, ...). */
 static void __attribute__((format(printf, 2, 3))) warn(struct ctr_snapshot *s, const char *fmt, ...)
@@ -302,36 +285,17 @@ static struct ctr_port *add_port(struct ctr_snapshot *s)
 	return p;
 }
 
-/* "4: ACTIVE" -> "ACTIVE" */
-static void after_colon(char *s)
+/* The port's attributes: device discovery's reading of them (devinfo.h). */
+static void port_attrs(const char *root, struct ctr_port *p)
 {
-	char *c = strchr(s, ':');
+	struct devinfo_port_attrs a;
 
-	if (c) {
-		c++;
-		while (*c == ' ')
-			c++;
-		memmove(s, c, strlen(c) + 1);
-	}
-}
-
-static void port_attrs(const char *root, const char *dir, struct ctr_port *p)
-{
-	char path[PATH_MAX], rate[64];
-
-	pathf(path, sizeof(path), "%s/state", dir);
-	if (read_line(path, p->state, sizeof(p->state)))
-		after_colon(p->state);
-	pathf(path, sizeof(path), "%s/phys_state", dir);
-	if (read_line(path, p->phys_state, sizeof(p->phys_state)))
-		after_colon(p->phys_state);
-	pathf(path, sizeof(path), "%s/link_layer", dir);
-	read_line(path, p->link_layer, sizeof(p->link_layer));
-	/* "100 Gb/sec (4X EDR)" */
-	pathf(path, sizeof(path), "%s/rate", dir);
-	if (read_line(path, rate, sizeof(rate)))
-		p->rate_gbps = strtod(rate, NULL);
-	devinfo_port_netdev(root, p->device, p->port, NULL, 0, p->netdev, sizeof(p->netdev));
+	devinfo_port_attrs(root, p->device, p->port, &a);
+	snprintf(p->state, sizeof(p->state), "%s", a.state);
+	snprintf(p->phys_state, sizeof(p->phys_state), "%s", a.phys_state);
+	snprintf(p->link_layer, sizeof(p->link_layer), "%s", a.link_layer);
+	p->rate_gbps = a.rate_gbps;
+	snprintf(p->netdev, sizeof(p->netdev), "%s", a.netdev);
 }
 
 static int copy_set(struct ctr_set *dst, const struct ctr_set *src)
@@ -489,7 +453,7 @@ static int read_device(const struct ctr_opts *o, const char *root, const char *d
 		pathf(p->device, sizeof(p->device), "%s", dev);
 		p->port = (int)n;
 		pathf(sub, sizeof(sub), "%s/%ld", pdir, n);
-		port_attrs(root, sub, p);
+		port_attrs(root, p);
 		pathf(sub, sizeof(sub), "%s/%ld/counters", pdir, n);
 		rc = ctr_read_dir(o->cache, sub, CTR_SRC_PMA, &p->set);
 		pathf(sub, sizeof(sub), "%s/%ld/hw_counters", pdir, n);
@@ -549,12 +513,12 @@ static int read_iface(const struct ctr_opts *o, const char *root, const char *if
 		return -1;
 	snprintf(p->netdev, sizeof(p->netdev), "%s", ifname);
 	pathf(path, sizeof(path), "%s/operstate", dir);
-	if (read_line(path, p->state, sizeof(p->state)))
+	if (devinfo_read_line(path, p->state, sizeof(p->state)))
 		for (char *c = p->state; *c; c++)
 			*c = (char)toupper((unsigned char)*c);
 	/* Mb/s; -1 or unreadable (EINVAL) when unknown, as on veth. */
 	pathf(path, sizeof(path), "%s/speed", dir);
-	if (read_line(path, speed, sizeof(speed)) && atol(speed) > 0)
+	if (devinfo_read_line(path, speed, sizeof(speed)) && atol(speed) > 0)
 		p->rate_gbps = atol(speed) / 1000.0;
 	pathf(path, sizeof(path), "%s/statistics", dir);
 	if (ctr_read_dir(o->cache, path, CTR_SRC_NETDEV, &p->set) < 0 || port_ethtool(p) < 0 ||

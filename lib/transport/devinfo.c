@@ -27,12 +27,12 @@ static const char *root_of(const char *sysfs_root)
 	return sysfs_root && *sysfs_root ? sysfs_root : DEVINFO_SYSFS_ROOT;
 }
 
-/* The first line of a small file, without its newline; false if unreadable. */
-static bool read_line(const char *path, char *buf, size_t cap)
+bool devinfo_read_line(const char *path, char *buf, size_t cap)
 {
 	FILE *f = fopen(path, "re");
 	bool ok;
 
+	buf[0] = '\0';
 	if (!f)
 		return false;
 	ok = fgets(buf, (int)cap, f) != NULL;
@@ -154,11 +154,11 @@ void devinfo_gid_attrs(const char *sysfs_root, const char *dev, int port,
 
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d", root,
 		 dev, port, g->index);
-	if (!read_line(path, g->type, sizeof(g->type)))
+	if (!devinfo_read_line(path, g->type, sizeof(g->type)))
 		g->type[0] = '\0';
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/ndevs/%d", root,
 		 dev, port, g->index);
-	if (!read_line(path, g->netdev, sizeof(g->netdev)))
+	if (!devinfo_read_line(path, g->netdev, sizeof(g->netdev)))
 		g->netdev[0] = '\0';
 }
 
@@ -196,7 +196,7 @@ int devinfo_sysfs_gids(const char *sysfs_root, const char *dev, int port,
 		if (*end || idx < 0 || idx > INT_MAX)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (!read_line(path, text, sizeof(text)) ||
+		if (!devinfo_read_line(path, text, sizeof(text)) ||
 		    inet_pton(AF_INET6, text, g.raw) != 1 || gid_is_zero(g.raw))
 			continue;
 		g.index = (int)idx;
@@ -237,8 +237,43 @@ void devinfo_port_netdev(const char *sysfs_root, const char *dev, int port,
 	}
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/ndevs/0",
 		 root_of(sysfs_root), dev, port);
-	if (!read_line(path, out, cap))
+	if (!devinfo_read_line(path, out, cap))
 		out[0] = '\0';
+}
+
+/* "4: ACTIVE" -> "ACTIVE" */
+static void after_colon(char *s)
+{
+	char *c = strchr(s, ':');
+
+	if (c) {
+		c++;
+		while (*c == ' ')
+			c++;
+		memmove(s, c, strlen(c) + 1);
+	}
+}
+
+void devinfo_port_attrs(const char *sysfs_root, const char *dev, int port,
+			struct devinfo_port_attrs *out)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], rate[64];
+
+	memset(out, 0, sizeof(*out));
+	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/%d", root_of(sysfs_root), dev,
+		 port);
+	snprintf(path, sizeof(path), "%s/state", dir);
+	if (devinfo_read_line(path, out->state, sizeof(out->state)))
+		after_colon(out->state);
+	snprintf(path, sizeof(path), "%s/phys_state", dir);
+	if (devinfo_read_line(path, out->phys_state, sizeof(out->phys_state)))
+		after_colon(out->phys_state);
+	snprintf(path, sizeof(path), "%s/link_layer", dir);
+	devinfo_read_line(path, out->link_layer, sizeof(out->link_layer));
+	snprintf(path, sizeof(path), "%s/rate", dir);
+	if (devinfo_read_line(path, rate, sizeof(rate)))
+		out->rate_gbps = strtod(rate, NULL);
+	devinfo_port_netdev(sysfs_root, dev, port, NULL, 0, out->netdev, sizeof(out->netdev));
 }
 
 static size_t count_kernel_devs(const char *sysfs_root)
@@ -459,7 +494,7 @@ static unsigned if_mtu(const char *sysfs_root, int sock, const char *ifname)
 	if (sock >= 0 && ioctl(sock, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
 		return (unsigned)ifr.ifr_mtu;
 	snprintf(path, sizeof(path), "%s/class/net/%s/mtu", root_of(sysfs_root), ifname);
-	if (read_line(path, text, sizeof(text)))
+	if (devinfo_read_line(path, text, sizeof(text)))
 		return (unsigned)strtoul(text, NULL, 10);
 	return 0;
 }

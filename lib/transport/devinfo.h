@@ -97,6 +97,24 @@ void devinfo_gid_attrs(const char *sysfs_root, const char *dev, int port,
  */
 int devinfo_sysfs_gids(const char *sysfs_root, const char *dev, int port,
 		       struct devinfo_gid **out, size_t *n);
+/*
+ * A port as sysfs describes it, without opening the device: the one
+ * reading of these attributes (rdmakit top every sample, devices where
+ * verbs cannot open the device).  Missing files leave fields empty or 0.
+ */
+struct devinfo_port_attrs {
+	char state[16];			/* "ACTIVE" (sysfs says "4: ACTIVE") */
+	char phys_state[24];		/* "LinkUp" (from "5: LinkUp"); "" unknown */
+	char link_layer[16];		/* "Ethernet", "InfiniBand"; "" unknown */
+	double rate_gbps;		/* from "100 Gb/sec (4X EDR)"; 0 unknown */
+	char netdev[IF_NAMESIZE];	/* "" when none */
+};
+void devinfo_port_attrs(const char *sysfs_root, const char *dev, int port,
+			struct devinfo_port_attrs *out);
+/* The first line of a small file without its newline; false if unreadable
+ * (buf is then ""). */
+bool devinfo_read_line(const char *path, char *buf, size_t cap);
+
 /* A port's netdev: the first GID's netdev in sysfs, else "". */
 void devinfo_port_netdev(const char *sysfs_root, const char *dev, int port,
 			 const struct devinfo_gid *gids, size_t n, char *out, size_t cap);
