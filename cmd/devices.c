@@ -106,8 +106,9 @@ static void tbl_print(struct report *r, struct tbl *t)
 {
 	struct report_col cols[TBL_MAX_COLS];
 	struct report_value vals[TBL_MAX_COLS];
-	char heads[TBL_MAX_COLS][96];
+	int widths[TBL_MAX_COLS];
 
+	/* Each column as wide as its widest cell: report.c pads to these. */
 	for (size_t i = 0; i < t->ncols; i++) {
 		size_t w = strlen(t->heads[i]);
 
@@ -118,13 +119,10 @@ static void tbl_print(struct report *r, struct tbl *t)
 			if (l > w)
 				w = l;
 		}
-		if (w >= sizeof(heads[i]))
-			w = sizeof(heads[i]) - 1;
-		/* The heading padded to the column width: report.c sizes columns by it. */
-		snprintf(heads[i], sizeof(heads[i]), "%-*s", (int)w, t->heads[i]);
-		cols[i] = (struct report_col){ heads[i], t->heads[i], REPORT_STR, 0 };
+		widths[i] = (int)w;
+		cols[i] = (struct report_col){ t->heads[i], t->heads[i], REPORT_STR, 0 };
 	}
-	report_table_begin(r, cols, t->ncols);
+	report_table_begin_widths(r, cols, t->ncols, widths);
 	for (size_t row = 0; row < t->nrows; row++) {
 		for (size_t i = 0; i < t->ncols; i++)
 			vals[i] = RV_STR(t->cells[row * t->ncols + i]);
