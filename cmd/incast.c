@@ -495,6 +495,8 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 		}
 	}
 	x->o.p = x->c.o;
+	x->o.p.on_refused = perf_cli_say_refused;
+	x->o.p.refused_ctx = (void *)"incast";
 	perf_cli_signals();
 	/* Under a launcher only rank 0 reports; the others print only errors. */
 	quiet = x->coordinator && !x->serve ? fopen("/dev/null", "w") : NULL;

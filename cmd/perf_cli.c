@@ -362,6 +362,12 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 	}
 }
 
+void perf_cli_say_refused(void *ctx, const char *why)
+{
+	fprintf(stderr, "rdmakit %s: %s\n", (const char *)ctx, why);
+	fflush(stderr);
+}
+
 int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
 		 perf_client_fn client, void *ctx)
 {
@@ -373,6 +379,9 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 	perf_cli_signals();
 	do {
 		struct perf_opts o = c->o;
+
+		o.on_refused = perf_cli_say_refused;
+		o.refused_ctx = (void *)c->cmd;
 
 		report_init(&r, c->cmd, RDMAKIT_VERSION, g->json, g->pretty, stdout, stderr);
 		if (role == PERF_SERVER && !g->json) {

@@ -119,6 +119,9 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg);
 int perf_cli_check_engine(const struct perf_cli *c);
 /* Loads the --auth-key file (or $RDMAKIT_AUTH_KEY_FILE's): EXIT_USAGE (said) or 0. */
 int perf_cli_load_key(struct perf_cli *c);
+/* A client the server's gate turned away: one line on stderr naming it
+ * (ctx: the command's name); the server goes on waiting. */
+void perf_cli_say_refused(void *ctx, const char *why);
 /* A server without a key says who can use it (a text line on stdout). */
 void perf_cli_warn_open(const struct perf_cli *c, const char *listen_addr);
 /* Checks option combinations, picks the role from the operands. */

@@ -143,3 +143,27 @@ time.sleep(60)' "$ADDR" "$port"
 	assert_success
 	elapsed_below "$t0" 5
 }
+
+@test "auth: forged openings (an old rdmakit's, perftest's, a wrong MAC) do not end a server's wait; the real client is served" {
+	local port srv
+	port=$(free_port)
+	bg "$BATS_TEST_TMPDIR/srv" "$BATS_TEST_TMPDIR/srv.err" "$RDMAKIT" bw -p "$port" --bind "$ADDR" --auth-key "$KEY"
+	srv=$BG
+	wait_listen "$port"
+	# An rdmakit 0.1 opening, then perftest's: each refused in one line.
+	printf 'RDMK\0\1\0\1\0\0\0\x80\0\0\0\0' >/dev/tcp/127.0.0.1/"$port"
+	printf '6.06\0\0\0\0\0\0\0\0\0\0\0\0' >/dev/tcp/127.0.0.1/"$port"
+	sleep 0.3
+	kill -0 "$srv" || fail "the server ended on a forged opening: $(cat "$BATS_TEST_TMPDIR/srv.err")"
+	run --separate-stderr "$RDMAKIT" bw "$ADDR" -p "$port" --bind "$ADDR" --auth-key "$OTHER" -n 100
+	assert_failure 3
+	run --separate-stderr "$RDMAKIT" bw "$ADDR" -p "$port" --bind "$ADDR" --auth-key "$KEY" -n 100 --verify
+	assert_success
+	wait_pid "$srv" 10
+	assert_equal "$WAIT_RC" 0
+	run cat "$BATS_TEST_TMPDIR/srv.err"
+	assert_line --index 0 --partial "runs an older rdmakit (control protocol 1)"
+	assert_line --index 1 --partial "is perftest (version 6.06), which cannot authenticate"
+	assert_line --index 2 --partial "failed authentication"
+	assert_equal "${#lines[@]}" 3
+}

@@ -145,14 +145,15 @@ json_t *ctl_test_json(const struct perf_opts *o, uint64_t max_size)
 int ctl_test_parse(json_t *m, struct perf_opts *o, uint64_t *max_size, char *err)
 {
 	const char *op = NULL, *unit = NULL;
-	json_int_t size, max, iters;
-	int cas, qps, txd, rxd, outs, mtu, verify, lat, bidir, inl, cm;
+	json_int_t size, max, iters, qps, txd, rxd, outs, mtu, inl;
+	int cas, verify, lat, bidir, cm;
 	double duration, interval, rate;
 	struct perf_opts t = *o;
 	json_error_t je;
 
-	if (json_unpack_ex(m, &je, 0, "{s:{s:s, s:b, s:I, s:I, s:I, s:F, s:i, s:i, "
-			   "s:i, s:i, s:i, s:b, s:F, s:b, s:b, s:i, s:F, s:s, s:b!}}", "test",
+	/* Integers as json_int_t, range-checked here: "i" would wrap 2^32 + 1 to 1. */
+	if (json_unpack_ex(m, &je, 0, "{s:{s:s, s:b, s:I, s:I, s:I, s:F, s:I, s:I, "
+			   "s:I, s:I, s:I, s:b, s:F, s:b, s:b, s:I, s:F, s:s, s:b!}!}", "test",
 			   "op", &op, "cas", &cas, "size", &size, "max_size", &max, "iters", &iters,
 			   "duration_s", &duration, "qps", &qps, "tx_depth", &txd, "rx_depth", &rxd,
 			   "outs", &outs, "mtu", &mtu, "verify", &verify, "interval_s", &interval,
@@ -160,8 +161,9 @@ int ctl_test_parse(json_t *m, struct perf_opts *o, uint64_t *max_size, char *err
 			   "rate_limit", &rate, "rate_unit", &unit, "rdma_cm", &cm) < 0)
 		return bad(err, "test", je.text);
 	if (index_of(op_names, op) < 0 || index_of(rate_units, unit) < 0 || size < 1 ||
-	    max < 1 || iters < 0 || qps < 1 || txd < 1 || rxd < 1 || outs < 0 || mtu < 0 ||
-	    inl < 0)
+	    max < 1 || max > PERF_MAX_SIZE || iters < 0 || qps < 1 || qps > PERF_MAX_QPS ||
+	    txd < 1 || txd > PERF_MAX_DEPTH || rxd < 1 || rxd > PERF_MAX_DEPTH || outs < 0 ||
+	    outs > PERF_MAX_OUTS || mtu < 0 || mtu > 4096 || inl < 0 || inl > PERF_MAX_INLINE)
 		return bad(err, "test", "a value out of range");
 	t.op = (enum perf_op)index_of(op_names, op);
 	t.atomic_cas = cas;
@@ -199,11 +201,10 @@ json_t *ctl_mem_json(const struct ctl_mem *m)
 
 int ctl_mem_parse(json_t *j, struct ctl_mem *m, char *err)
 {
-	json_int_t va, rkey, slot, token;
-	int port;
+	json_int_t va, rkey, slot, token, port;
 	json_error_t je;
 
-	if (json_unpack_ex(j, &je, 0, "{s:{s:I, s:I, s:I, s:i, s:I!}}", "mem", "va", &va,
+	if (json_unpack_ex(j, &je, 0, "{s:{s:I, s:I, s:I, s:I, s:I!}}", "mem", "va", &va,
 			   "rkey", &rkey, "slot", &slot, "cm_port", &port, "cm_token", &token) < 0)
 		return bad(err, "memory description", je.text);
 	/* va is the peer's virtual address: any 64 bits, carried in a signed int. */
@@ -232,13 +233,13 @@ json_t *ctl_qp_json(const struct xport_qp_info *q)
 int ctl_qp_parse(json_t *j, struct xport_qp_info *q)
 {
 	const char *gid = NULL;
-	int qpn, psn, port, lid, mtu, rd;
+	json_int_t qpn, psn, port, lid, mtu, rd;
 
-	if (json_unpack(j, "{s:i, s:i, s:s, s:i, s:i, s:i, s:i}", "qpn", &qpn, "psn", &psn, "gid",
+	if (json_unpack(j, "{s:I, s:I, s:s, s:I, s:I, s:I, s:I!}", "qpn", &qpn, "psn", &psn, "gid",
 			&gid, "udp_port", &port, "lid", &lid, "mtu", &mtu, "max_rd_atomic", &rd) < 0 ||
 	    strlen(gid) != 32 || strspn(gid, "0123456789abcdef") != 32 || qpn < 0 ||
 	    qpn > 0xFFFFFF || psn < 0 || psn > 0xFFFFFF || port < 0 || port > 65535 || lid < 0 ||
-	    lid > 65535 || rd < 0 || rd > 255 || !mtu_ok((uint32_t)mtu))
+	    lid > 65535 || rd < 0 || rd > 255 || mtu < 0 || mtu > 4096 || !mtu_ok((uint32_t)mtu))
 		return -1;
 	memset(q, 0, sizeof(*q));
 	for (int i = 0; i < 16; i++) {
@@ -270,6 +271,9 @@ int ctl_qps_parse(json_t *j, struct xport_qp_info *q, unsigned cap, unsigned *n,
 {
 	json_t *a = json_object_get(j, "qps");
 
+	/* A QP list travels alone or with the memory description (session.c). */
+	if (json_object_size(j) > 1 + (json_object_get(j, "mem") != NULL))
+		return bad(err, "QP list", "unknown keys");
 	if (!json_is_array(a) || json_array_size(a) > cap)
 		return bad(err, "QP list", json_is_array(a) ? "too many QPs" : NULL);
 	for (size_t i = 0; i < json_array_size(a); i++)
@@ -331,16 +335,16 @@ json_t *ctl_verdict_json(const struct ctl_verdict *v)
 
 int ctl_verdict_parse(json_t *j, struct ctl_verdict *v, char *err)
 {
-	json_int_t off;
-	int ok, status;
+	json_int_t off, status;
+	int ok;
 
-	if (json_unpack_ex(j, NULL, 0, "{s:{s:b, s:I, s:i!}}", "verdict", "verified",
+	if (json_unpack_ex(j, NULL, 0, "{s:{s:b, s:I, s:I!}!}", "verdict", "verified",
 			   &ok, "bad_offset", &off, "status", &status) < 0 || off < 0 ||
 	    status < 0 || status > 255)
 		return bad(err, "result", NULL);
 	v->verified = ok;
 	v->bad_offset = (uint64_t)off;
-	v->status = status;
+	v->status = (int)status;
 	return 0;
 }
 
@@ -357,7 +361,7 @@ int ctl_figures_parse(json_t *j, struct perf_bw_result *r, char *err)
 	json_int_t iters;
 	double secs, avg, peak, rate;
 
-	if (json_unpack_ex(j, NULL, 0, "{s:{s:I, s:F, s:F, s:F, s:F!}}", "figures",
+	if (json_unpack_ex(j, NULL, 0, "{s:{s:I, s:F, s:F, s:F, s:F!}!}", "figures",
 			   "iterations", &iters, "seconds", &secs, "bw_avg_gbps", &avg,
 			   "bw_peak_gbps", &peak, "msg_rate_mpps", &rate) < 0 || iters < 0 ||
 	    !(secs >= 0) || !(avg >= 0) || !(peak >= 0) || !(rate >= 0))

@@ -64,6 +64,8 @@ static int admit(struct coord *k, int timeout_ms, char *err)
 	rc = oob_gate_accept(k->gate, timeout_ms, k->o->p.stop, &m->c, why);
 	if (rc == OOB_GATE_REFUSED) {
 		memcpy(k->refused, why, sizeof(k->refused));
+		if (k->o->p.on_refused)
+			k->o->p.on_refused(k->o->p.refused_ctx, why);
 		return 0;	/* it was told; keep waiting */
 	}
 	if (rc < 0) {

@@ -91,6 +91,10 @@ struct perf_opts {
 	const char *host;		/* client: the server */
 	const volatile sig_atomic_t *stop;	/* Ctrl-C */
 	const struct oob_key *auth_key;	/* --auth-key: control-channel secret (NULL: none) */
+	/* Server: told of each client the gate turned away (one line, naming
+	 * it and why); the server goes on waiting.  NULL: not told. */
+	void (*on_refused)(void *ctx, const char *why);
+	void *refused_ctx;
 	bool bidirectional;		/* bw: both sides send at once (perftest -b) */
 	uint32_t inline_size;		/* SEND/WRITE messages up to this are posted inline */
 	double rate_limit;		/* bw: software pacing of each sender; 0: none */

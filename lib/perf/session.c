@@ -431,10 +431,14 @@ static int open_server(struct perf_session *s, char *err)
 		return -1;
 	/* Ctrl-C ends the wait; a refused client is that client's failure. */
 	gate = oob_gate_new(s->listen_fd, 1, s->o.auth_key, err);
-	rc = gate ? oob_gate_accept(gate, -1, s->o.stop, &s->oob, err) : -1;
+	/* A refused client (a wrong key, perftest, an older rdmakit) was told
+	 * why; the others opening at the same time keep their places. */
+	while (gate && (rc = oob_gate_accept(gate, -1, s->o.stop, &s->oob, err)) == OOB_GATE_REFUSED)
+		if (s->o.on_refused)
+			s->o.on_refused(s->o.refused_ctx, err);
 	oob_gate_free(gate);
-	if (rc)
-		return rc == OOB_GATE_REFUSED ? PERF_CLIENT_FAILED : -1;
+	if (!gate || rc < 0)
+		return -1;
 	/* From here a failure is this client's: the server may serve the next. */
 	s->oob.timeout_ms = s->o.timeout_s * 1000;
 	s->oob.stop = s->o.stop;

@@ -163,7 +163,8 @@ int oob_listen(const char *bind_addr, uint16_t port, int *listen_fd, char *err);
 uint16_t oob_listen_port(int listen_fd);
 /*
  * Waits up to timeout_ms (< 0: forever) for one client to pass the opening
- * (no authentication): a one-off oob_gate.  A refused client fails it.
+ * (no authentication): a one-off oob_gate, which no signal interrupts (use
+ * a gate with a stop flag for that).  A refused client fails it.
  */
 int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err);
 /*

@@ -180,16 +180,15 @@ uint16_t oob_listen_port(int listen_fd)
 
 int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err)
 {
-	const volatile sig_atomic_t *stop = o->stop;	/* the caller's Ctrl-C flag */
 	struct oob_gate *g = oob_gate_new(listen_fd, 1, NULL, err);
 	int rc;
 
 	oob_init(o, -1, timeout_ms);
 	if (!g)
 		return -1;
-	rc = oob_gate_accept(g, timeout_ms, stop, o, err);
+	rc = oob_gate_accept(g, timeout_ms, NULL, o, err);
 	oob_gate_free(g);
-	o->stop = stop;
+	o->timeout_ms = timeout_ms;
 	return rc == 0 ? 0 : -1;
 }
 

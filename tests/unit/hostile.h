@@ -342,6 +342,20 @@ static inline int replies(struct hostile *h, struct wire_pkt *out, int cap)
 	return n;
 }
 
+/* The engine's packets from one progress call (no more), decoded. */
+static inline int one_round(struct hostile *h, struct wire_pkt *out, int cap)
+{
+	struct queue *q = &h->link->from_engine;
+	int n = 0;
+
+	soft_progress(h->dev);
+	for (int i = 0; i < q->len && n < cap; i++)
+		if (wire_decode_bth(&out[n], q->pkts[i].buf, q->pkts[i].len) == WIRE_OK)
+			n++;
+	q->len = 0;
+	return n;
+}
+
 /* The engine's packets after running it, then forgets them (the decoded
  * copies keep no pointer into the queue). */
 static inline int take(struct hostile *h, struct wire_pkt *out, int cap)

@@ -11,20 +11,6 @@
  */
 #include "hostile.h"
 
-/* The engine's packets from one progress call (no more), decoded. */
-static int one_round(struct hostile *h, struct wire_pkt *out, int cap)
-{
-	struct queue *q = &h->link->from_engine;
-	int n = 0;
-
-	soft_progress(h->dev);
-	for (int i = 0; i < q->len && n < cap; i++)
-		if (wire_decode_bth(&out[n], q->pkts[i].buf, q->pkts[i].len) == WIRE_OK)
-			n++;
-	q->len = 0;
-	return n;
-}
-
 /* A fresh full-access region (new rkey) and QP for the next case. */
 static void renew(struct unit *u, struct hostile *h)
 {
@@ -160,6 +146,55 @@ static void landing_cut(struct unit *u, struct hostile *h)
 	renew(u, h);
 }
 
+/* A SEND into a RECV whose region went after the post: no byte lands; the
+ * receive fails with a local protection error, the peer gets a NAK. */
+static void send_cut(struct unit *u, struct hostile *h)
+{
+	struct xport_recv_wr rr = { 41, { va_of(h, 4096), 2048, h->mr.lkey } };
+	uint8_t data[512];
+	struct xport_wc wc[4];
+	char err[XPORT_ERR_LEN];
+	int before = u->failures;
+
+	memset(data, 0x5E, sizeof(data));
+	CHECK_EQ(u, soft_engine_ops.post_recv(h->qp, &rr, err), 0);
+	soft_engine_ops.dereg_mr(h->dev, &h->mr);
+	put_data(h, OP_RC_SEND_ONLY, h->psn, 0, 0, 0, data, sizeof(data));
+	CHECK(u, one_ack(h, nak(WIRE_NAK_REMOTE_OP_ERR), h->psn));
+	CHECK_EQ(u, completions(h, wc, 4), 1);
+	CHECK_EQ(u, wc[0].wr_id, 41);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_LOC_PROT_ERR);
+	CHECK(u, arena_intact(&h->a));
+	h->psn++;
+	tally(u, h, before, "SEND into a deregistered receive buffer");
+	renew(u, h);
+}
+
+/* WRITE A is out and not ACKed; WRITE B's region goes before it is sent:
+ * B fails with a local protection error and A is flushed, never taken for
+ * done (nothing acknowledged it). */
+static void earlier_not_acked(struct unit *u, struct hostile *h)
+{
+	struct xport_send_wr b = { .wr_id = 32, .opcode = XPORT_WR_RDMA_WRITE, .signaled = true,
+				   .sge = { va_of(h, 1024), 100, h->ro_mr.lkey },
+				   .remote_addr = 0x10000, .rkey = 0x77 };
+	struct xport_wc wc[4];
+	char err[XPORT_ERR_LEN];
+	int before = u->failures;
+
+	post(u, h, XPORT_WR_RDMA_WRITE, 0, 100, 31);
+	CHECK_EQ(u, soft_engine_ops.post_send(h->qp, &b, NULL, err), 0);
+	soft_engine_ops.dereg_mr(h->dev, &h->ro_mr);
+	CHECK(u, silent(h));
+	CHECK_EQ(u, completions(h, wc, 4), 2);
+	CHECK_EQ(u, wc[0].wr_id, 31);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_WR_FLUSH_ERR);
+	CHECK_EQ(u, wc[1].wr_id, 32);
+	CHECK_EQ(u, wc[1].status, XPORT_WC_LOC_PROT_ERR);
+	tally(u, h, before, "a local error acknowledges nothing");
+	renew(u, h);
+}
+
 static void test_dereg_fences(struct unit *u)
 {
 	struct hostile h;
@@ -169,6 +204,8 @@ static void test_dereg_fences(struct unit *u)
 	read_cut(u, &h);
 	resend_cut(u, &h);
 	landing_cut(u, &h);
+	send_cut(u, &h);
+	earlier_not_acked(u, &h);
 	hostile_finish(u, &h, "deregistration");
 }
 

@@ -81,6 +81,7 @@ static void out_of_range_refused(struct unit *u)
 		{ "interval_s", "1e9" }, { "qps", "65" },	  { "op", "\"erase\"" },
 		{ "iters", "4" },	 { "qps", "\"1\"" },	  { "verify", "1" },
 		{ "rate_unit", "\"x\"" }, { "inline_size", "2000000" }, { "bogus", "1" },
+		{ "qps", "4294967297" }, { "tx_depth", "4294967424" }, { "mtu", "4294967552" },
 	};
 	json_t *m;
 

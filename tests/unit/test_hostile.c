@@ -654,6 +654,31 @@ static void test_response_order(struct unit *u)
 	after_read(u, &h, n, OP_RC_ACK, wire_aeth_make(WIRE_AETH_RNR_NAK, 1), h.psn + n,
 		   "RNR NAK after READ");
 	h.psn += n;
+	/* The requester goes back to an atomic while READ responses of later
+	 * PSNs are still queued: they are stale and dropped, and the replayed
+	 * atomic ACK leaves at once, alone. */
+	{
+		static struct wire_pkt r[80];
+		uint32_t p0 = h.psn;
+		uint64_t v;
+		int before = u->failures, got;
+
+		put_atomic(&h, OP_RC_FETCH_ADD, p0, va_of(&h, 8192), h.mr.rkey, 1);
+		memcpy(&v, h.a.expect + (va_of(&h, 8192) - (uint64_t)(uintptr_t)h.a.inner), 8);
+		v++;
+		arena_allow(&h.a, va_of(&h, 8192), &v, 8);
+		put_read(&h, p0 + 1, va_of(&h, 0), h.mr.rkey, 28 * PMTU);
+		put_read(&h, p0 + 29, va_of(&h, 0), h.mr.rkey, 28 * PMTU);
+		put_read(&h, p0 + 57, va_of(&h, 0), h.mr.rkey, 28 * PMTU);
+		CHECK_EQ(u, one_round(&h, r, 80), 1 + SOFT_BATCH);
+		put_atomic(&h, OP_RC_FETCH_ADD, p0, va_of(&h, 8192), h.mr.rkey, 1);
+		got = take(&h, r, 80);
+		CHECK_EQ(u, got, 1);
+		CHECK(u, got >= 1 && r[0].bth.opcode == OP_RC_ATOMIC_ACK &&
+			 r[0].bth.psn == (p0 & WIRE_PSN_MASK));
+		h.psn = p0 + 85;
+		tally(u, &h, before, "a replayed atomic drops the stale READ responses after it");
+	}
 	CHECK_EQ(u, h.qp->state, SOFT_QP_RTS);
 	CHECK(u, arena_intact(&h.a));
 	hostile_finish(u, &h, "response order");

@@ -206,7 +206,7 @@ static void test_qp_info_codec(struct unit *u)
 			{ "qpn", "16777216" }, { "psn", "-1" },	       { "mtu", "1500" },
 			{ "lid", "65536" },    { "udp_port", "70000" }, { "max_rd_atomic", "256" },
 			{ "gid", "\"00\"" },   { "gid", "\"zz010db8000000000000000000000001\"" },
-			{ "qpn", "\"1\"" },
+			{ "qpn", "\"1\"" },	 { "mtu", "4294967552" }, { "bogus", "1" },
 		};
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -138,6 +138,10 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 		qp->attr.timeout = DEFAULT_TIMEOUT;
 	if (!qp->attr.max_rd_atomic)
 		qp->attr.max_rd_atomic = 16;
+	/* What the responder advertises it can hold, with room beside the
+	 * READs for the replies that wait behind them (soft_resp.c defer()). */
+	if (qp->attr.max_rd_atomic > SOFT_READ_JOBS - 8)
+		qp->attr.max_rd_atomic = SOFT_READ_JOBS - 8;
 	qp->dev = d;
 	qp->slot = slot;
 	/* The QPN: random bits above the slot, never 0 or 1 (their high bits

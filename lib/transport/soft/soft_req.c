@@ -257,6 +257,24 @@ static void ack_upto(struct soft_qp *qp, uint32_t psn)
 		progress_made(qp);
 }
 
+/*
+ * This side cannot go on with WQE w (its local region is gone): w fails
+ * with st and the QP with it.  Nothing is acknowledged by it: earlier
+ * WQEs the responder has not ACKed are flushed, not taken for done.
+ */
+static void fail_local(struct soft_qp *qp, struct soft_swqe *w, enum xport_wc_status st)
+{
+	for (uint64_t i = qp->sq_head; i != qp->sq_tail; i++) {
+		struct soft_swqe *x = wqe(qp, i);
+
+		if (x->done)
+			continue;
+		x->done = true;
+		x->status = x == w ? st : XPORT_WC_WR_FLUSH_ERR;
+	}
+	soft_req_flush(qp, XPORT_WC_WR_FLUSH_ERR);
+}
+
 static void fail_at(struct soft_qp *qp, uint32_t psn, enum xport_wc_status st)
 {
 	ack_upto(qp, psn - 1);
@@ -504,7 +522,7 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 		 * region now, so it must still be registered. */
 		if (len && !wr->inline_data &&
 		    !soft_mr_check(qp->dev, wr->sge.lkey, wr->sge.addr + off, len, 0)) {
-			fail_at(qp, psn, XPORT_WC_LOC_PROT_ERR);
+			fail_local(qp, w, XPORT_WC_LOC_PROT_ERR);
 			return;
 		}
 		soft_bth(qp, &p, req_opcode(wr->opcode, i, w->npkts), psn);

@@ -145,6 +145,16 @@ static bool do_send(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t 
 		nak_fatal(qp, WIRE_NAK_INVALID_REQ);
 		return false;
 	}
+	/* The receive's region is checked at every packet, like a WRITE's:
+	 * deregistered since the post, it takes no byte (the receive fails
+	 * with a local protection error, the requester gets a NAK). */
+	if (p->payload_len && !soft_mr_check(qp->dev, r->wr.sge.lkey,
+					     r->wr.sge.addr + qp->send_off, p->payload_len,
+					     XPORT_ACCESS_LOCAL_WRITE)) {
+		complete_recv(qp, XPORT_WC_RECV, 0, false, 0, XPORT_WC_LOC_PROT_ERR);
+		nak_fatal(qp, WIRE_NAK_REMOTE_OP_ERR);
+		return false;
+	}
 	memcpy((uint8_t *)(uintptr_t)r->wr.sge.addr + qp->send_off, buf + p->payload_off,
 	       p->payload_len);
 	qp->send_off += (uint32_t)p->payload_len;
@@ -334,15 +344,16 @@ static void duplicate(struct soft_qp *qp, const struct wire_pkt *p)
 	r = replay_find(qp, p->bth.psn);
 	if (!r || r->opcode != op || (op == OP_RC_READ_REQUEST && read_refusal(qp, p) >= 0))
 		return;
+	/* Responses queued from this PSN on (READ data, deferred ACKs) are
+	 * stale: the requester asks again from here (go-back-N), so drop them
+	 * and answer anew, in PSN order. */
+	while (qp->reads_count &&
+	       wire_psn_diff(qp->reads[(qp->reads_head + qp->reads_count - 1) % SOFT_READ_JOBS].psn,
+			     p->bth.psn) >= 0)
+		qp->reads_count--;
 	if (op == OP_RC_READ_REQUEST) {
-		/* Responses queued from this PSN on are stale: the requester asks
-		 * again from here (go-back-N), so drop them and answer anew.  If
-		 * the queue is still full, the oldest job gives way: the requester
-		 * will ask for it again. */
-		while (qp->reads_count &&
-		       wire_psn_diff(qp->reads[(qp->reads_head + qp->reads_count - 1) %
-					       SOFT_READ_JOBS].psn, p->bth.psn) >= 0)
-			qp->reads_count--;
+		/* If the queue is still full, the oldest job gives way: the
+		 * requester will ask for it again. */
 		if (qp->reads_count == SOFT_READ_JOBS) {
 			qp->reads_head = (qp->reads_head + 1) % SOFT_READ_JOBS;
 			qp->reads_count--;
