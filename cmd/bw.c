@@ -75,7 +75,7 @@ static int bw_opt(void *ctx, int key, const char *arg)
 		return rc;
 	switch (key) {
 	case OPT_INTERVAL:
-		return parse_double("bw", "--interval", arg, 0.01, 3600, &b->c.o.interval);
+		return parse_double("bw", "--interval", arg, PERF_MIN_INTERVAL, PERF_MAX_INTERVAL, &b->c.o.interval);
 	case OPT_UNIT:
 		rc = parse_choice("bw", "--unit", arg, units, &idx);
 		b->mib = idx == 1;
@@ -102,7 +102,7 @@ static int bw_opt(void *ctx, int key, const char *arg)
 		b->c.o.post_list = (unsigned)v;
 		return rc;
 	case OPT_RATE_LIMIT:
-		return parse_double("bw", "--rate_limit", arg, 1e-6, 1e12, &b->c.o.rate_limit);
+		return parse_double("bw", "--rate_limit", arg, PERF_MIN_RATE, PERF_MAX_RATE, &b->c.o.rate_limit);
 	case OPT_RATE_UNITS:
 		rc = parse_choice("bw", "--rate_units", arg, rate_units, &idx);
 		b->c.o.rate_unit = (enum perf_rate_unit)idx;

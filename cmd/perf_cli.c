@@ -127,12 +127,12 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		break;
 	case 'a': c->all = true; break;
 	case 'n':
-		rc = parse_u64(cmd, "-n/--iters", arg, 5, UINT32_MAX, false, &o->iters);
+		rc = parse_u64(cmd, "-n/--iters", arg, PERF_MIN_ITERS, PERF_MAX_ITERS, false, &o->iters);
 		c->iters_set = true;
 		o->explicit_set |= PERF_SET_ITERS;
 		break;
 	case 'D':
-		rc = parse_double(cmd, "-D/--duration", arg, 0.001, 86400, &o->duration);
+		rc = parse_double(cmd, "-D/--duration", arg, PERF_MIN_DURATION, PERF_MAX_DURATION, &o->duration);
 		c->duration_set = true;
 		o->explicit_set |= PERF_SET_DURATION;
 		break;
@@ -142,15 +142,15 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		o->explicit_set |= PERF_SET_QPS;
 		break;
 	case 't':
-		rc = parse_u64(cmd, "-t/--tx-depth", arg, 1, 8192, false, &v);
+		rc = parse_u64(cmd, "-t/--tx-depth", arg, 1, PERF_MAX_DEPTH, false, &v);
 		o->tx_depth = (unsigned)v;
 		break;
 	case 'r':
-		rc = parse_u64(cmd, "-r/--rx-depth", arg, 1, 8192, false, &v);
+		rc = parse_u64(cmd, "-r/--rx-depth", arg, 1, PERF_MAX_DEPTH, false, &v);
 		o->rx_depth = (unsigned)v;
 		break;
 	case 'o':
-		rc = parse_u64(cmd, "-o/--outs", arg, 1, 255, false, &v);
+		rc = parse_u64(cmd, "-o/--outs", arg, 1, PERF_MAX_OUTS, false, &v);
 		o->outs = (unsigned)v;
 		break;
 	case 'm':
@@ -188,7 +188,7 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		break;
 	case 'I':
 		/* The engine refuses what it cannot post inline (soft: 912 bytes). */
-		rc = parse_u64(cmd, "-I/--inline_size", arg, 0, 1 << 20, false, &v);
+		rc = parse_u64(cmd, "-I/--inline_size", arg, 0, PERF_MAX_INLINE, false, &v);
 		o->inline_size = (uint32_t)v;
 		c->inline_set = true;
 		break;
