@@ -263,10 +263,7 @@ int oob_send_deadline(struct oob *o, enum oob_type type, const void *buf, size_t
 		oob_errf(err, "the control connection is already closed");
 		return -1;
 	}
-	memcpy(hdr, OOB_MAGIC, 4);
-	oob_put16(hdr + 4, OOB_PROTO_VERSION);
-	oob_put16(hdr + 6, (uint16_t)type);
-	oob_put32(hdr + 8, (uint32_t)len);
+	oob_put_header(hdr, OOB_PROTO_VERSION, type, (uint32_t)len);
 	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
 	iov[1] = (struct iovec){ .iov_base = (void *)buf, .iov_len = buf ? len : 0 };
 	r = oob_write_all(o, iov, 2, deadline);

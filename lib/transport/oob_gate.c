@@ -140,10 +140,7 @@ static bool opening_is_rdmakit(const uint8_t *b)
 static size_t frame(uint8_t *out, uint16_t version, enum oob_type type, const void *payload,
 		    size_t len)
 {
-	memcpy(out, OOB_MAGIC, 4);
-	oob_put16(out + 4, version);
-	oob_put16(out + 6, (uint16_t)type);
-	oob_put32(out + 8, (uint32_t)len);
+	oob_put_header(out, version, type, (uint32_t)len);
 	if (len)
 		memcpy(out + OOB_HDR_LEN, payload, len);
 	return OOB_HDR_LEN + len;

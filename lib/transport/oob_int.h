@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -65,6 +66,16 @@ static inline uint16_t oob_get16(const uint8_t *p)
 static inline uint32_t oob_get32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A message header (oob.h): magic, version, type, payload length. */
+static inline void oob_put_header(uint8_t hdr[OOB_HDR_LEN], uint16_t version,
+				  enum oob_type type, uint32_t len)
+{
+	memcpy(hdr, OOB_MAGIC, 4);
+	oob_put16(hdr + 4, version);
+	oob_put16(hdr + 6, (uint16_t)type);
+	oob_put32(hdr + 8, len);
 }
 
 /* The client's half of the opening and authentication (oob_gate.c). */
