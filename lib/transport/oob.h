@@ -120,7 +120,7 @@ struct oob {
 	 * Optional: when set and *stop is non-zero, a wait interrupted by a
 	 * signal (EINTR) gives up with "interrupted" instead of resuming, so
 	 * a Ctrl-C handler can end a wait on the peer.  NULL after
-	 * oob_accept()/oob_connect().
+	 * oob_gate_accept()/oob_connect().
 	 */
 	const volatile sig_atomic_t *stop;
 	char peer[OOB_PEER_LEN];	/* "HOST:PORT" for messages */
@@ -161,12 +161,6 @@ unsigned long oob_gate_dropped(const struct oob_gate *g);
 int oob_listen(const char *bind_addr, uint16_t port, int *listen_fd, char *err);
 /* The port a listening socket is bound to (0 on failure). */
 uint16_t oob_listen_port(int listen_fd);
-/*
- * Waits up to timeout_ms (< 0: forever) for one client to pass the opening
- * (no authentication): a one-off oob_gate, which no signal interrupts (use
- * a gate with a stop flag for that).  A refused client fails it.
- */
-int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err);
 /*
  * Connects to host:port (name or IPv4/IPv6 literal) within timeout_ms,
  * retrying "connection refused" so a client started just before its

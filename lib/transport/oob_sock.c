@@ -178,20 +178,6 @@ uint16_t oob_listen_port(int listen_fd)
 	return 0;
 }
 
-int oob_accept(int listen_fd, int timeout_ms, struct oob *o, char *err)
-{
-	struct oob_gate *g = oob_gate_new(listen_fd, 1, NULL, err);
-	int rc;
-
-	oob_init(o, -1, timeout_ms);
-	if (!g)
-		return -1;
-	rc = oob_gate_accept(g, timeout_ms, NULL, o, err);
-	oob_gate_free(g);
-	o->timeout_ms = timeout_ms;
-	return rc == 0 ? 0 : -1;
-}
-
 /*
  * One non-blocking connect() to ai, bounded by the deadline: the fd, or
  * -1 with *e the reason (ETIMEDOUT when our deadline passed first).

@@ -374,7 +374,7 @@ static void test_timeouts(struct unit *u)
 	/* Nobody connects. */
 	CHECK_EQ(u, oob_listen("127.0.0.1", 0, &lfd, err), 0);
 	t0 = now_ms();
-	CHECK_EQ(u, oob_accept(lfd, 200, &o, err), -1);
+	CHECK_EQ(u, accept_one(lfd, 200, &o, err), -1);
 	dt = now_ms() - t0;
 	CHECK(u, dt >= 195 && dt < 900);
 	CHECK_HAS(u, err, "no client connected within 0.2 s");
@@ -433,7 +433,7 @@ static void test_client_first(struct unit *u)
 	}
 	sleep_ms(300);
 	CHECK_EQ(u, oob_listen("127.0.0.1", e.port, &lfd, err), 0);
-	CHECK_EQ(u, oob_accept(lfd, LONG_MS, &o, err), 0);
+	CHECK_EQ(u, accept_one(lfd, LONG_MS, &o, err), 0);
 	CHECK_EQ(u, oob_hello(&o, true, err), 0);
 	CHECK_EQ(u, oob_barrier(&o, 7, err), 0);
 	pthread_join(th, NULL);

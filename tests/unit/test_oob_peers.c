@@ -159,7 +159,7 @@ static void test_wrong_version(struct unit *u)
 		close(lfd);
 		return;
 	}
-	CHECK_EQ(u, oob_accept(lfd, LONG_MS, &o, err), -1);
+	CHECK_EQ(u, accept_one(lfd, LONG_MS, &o, err), -1);
 	CHECK_HAS(u, err, "speaks rdmakit control protocol 99, this server 2: use the same "
 			  "rdmakit version on both sides");
 	raw_join(&r);
@@ -175,7 +175,7 @@ static void test_wrong_version(struct unit *u)
 		close(lfd);
 		return;
 	}
-	CHECK_EQ(u, oob_accept(lfd, LONG_MS, &o, err), -1);
+	CHECK_EQ(u, accept_one(lfd, LONG_MS, &o, err), -1);
 	CHECK_HAS(u, err, "runs an older rdmakit (control protocol 1)");
 	raw_join(&r);
 	close(lfd);
