@@ -307,9 +307,9 @@ static json_t *mem_json(const struct perf_session *s, uint32_t token)
 /* The peer's QPs and memory, one message each way (the client first, as
  * perftest does). */
 static int swap_info(struct perf_session *s, bool is_server, uint32_t token,
-		     struct xport_qp_info *theirs, struct ctl_mem *mem, char *err)
+		     struct xport_qp_info *mine, struct xport_qp_info *theirs, struct ctl_mem *mem,
+		     char *err)
 {
-	struct xport_qp_info mine[PERF_MAX_QPS];
 	json_t *msg, *in;
 	unsigned n = 0;
 	int rc;
@@ -342,7 +342,7 @@ static int swap_info(struct perf_session *s, bool is_server, uint32_t token,
  * connects the QPs: with that info, or through the RDMA CM. */
 static int exchange(struct perf_session *s, bool is_server, char *err)
 {
-	struct xport_qp_info theirs[PERF_MAX_QPS];
+	struct xport_qp_info mine[PERF_MAX_QPS], theirs[PERF_MAX_QPS];
 	struct ctl_mem mem;
 	uint32_t token = 0;
 
@@ -352,17 +352,12 @@ static int exchange(struct perf_session *s, bool is_server, char *err)
 		oob_send_error(&s->oob, err);
 		return -1;
 	}
-	if (swap_info(s, is_server, token, theirs, &mem, err) < 0)
+	if (swap_info(s, is_server, token, mine, theirs, &mem, err) < 0)
 		return -1;
 	s->a.remote_va = mem.va;
 	s->a.remote_rkey = mem.rkey;
 	s->a.peer_slot = (size_t)mem.slot;
-	{
-		struct xport_qp_info mine;
-
-		xport_qp_info(s->a.qp[0], &mine);
-		s->eff_mtu = theirs[0].mtu < mine.mtu ? theirs[0].mtu : mine.mtu;
-	}
+	s->eff_mtu = theirs[0].mtu < mine[0].mtu ? theirs[0].mtu : mine[0].mtu;
 	if (is_server)
 		return s->o.rdma_cm ? cm_accept_all(s, token, err) :
 				      connect_qps(&s->a, theirs, s->o.qps, err);
