@@ -96,7 +96,7 @@ print(q[0].split()[1])' "$IP_R"
 	sent2=${output#sent }
 	sleep 0.3
 	read -r wp2 rcv2 oos2 dup2 < <(counters wrong_peer_drops rcvbuf_drops out_of_sequence duplicates) ||
-		fail "$gone after phase 2; client: $(cat "$BATS_TEST_TMPDIR/cli.err")"
+		fail "$gone after phase 2; client: $(cat "$BATS_TEST_TMPDIR/cli.err"); server: $(cat "$BATS_TEST_TMPDIR/srv.err" "$BATS_TEST_TMPDIR/srv.out" | tail -5)"
 	echo "# phase 1: sent $sent1, wrong_peer_drops +$((wp1 - wp0)); phase 2: sent $sent2, out_of_sequence +$((oos2 - oos1)), duplicates +$((dup2 - dup1)), wrong_peer_drops +$((wp2 - wp1)); rcvbuf_drops $rcv2" >&3
 	# Every packet from the wrong address is dropped as such (the host may
 	# have dropped some before the engine saw them: counted too).
