@@ -34,4 +34,6 @@ $(head -c 6000 <<<"$output")"
 	ls "$RDMAKIT_ROOT"/tests/golden/expected/capture-*.json >/dev/null
 	ls "$RDMAKIT_ROOT"/tests/golden/expected/top-*.json >/dev/null
 	ls "$RDMAKIT_ROOT"/tests/golden/expected/bw-*.json >/dev/null
+	ls "$RDMAKIT_ROOT"/tests/golden/expected/incast-*.json >/dev/null
+	ls "$RDMAKIT_ROOT"/tests/golden/expected/devices-*.json >/dev/null
 }
