@@ -23,27 +23,39 @@ void report_init(struct report *r, const char *command, const char *version,
 	r->pretty = pretty;
 	r->out = out ? out : stdout;
 	r->err = err ? err : stderr;
+	printer_init(&r->pr, r->out, r->json);
 	if (!r->json)
 		return;
-	r->doc = json_object();
-	json_object_set_new(r->doc, "rdmakit", json_string(version));
-	json_object_set_new(r->doc, "command", json_string(command));
-	json_object_set_new(r->doc, "params", json_object());
-	json_object_set_new(r->doc, "results", json_array());
-	json_object_set_new(r->doc, "errors", json_array());
+	print_string(&r->pr, PRINT_JSON, "rdmakit", NULL, version);
+	print_string(&r->pr, PRINT_JSON, "command", NULL, command);
+	print_open_object(&r->pr, "params");
+	print_close(&r->pr);
+	print_open_array(&r->pr, "results");
+	print_close(&r->pr);
+	print_open_array(&r->pr, "errors");
+	print_close(&r->pr);
+}
+
+/* The document being built (JSON mode), still owned by the printer. */
+static json_t *doc(const struct report *r)
+{
+	return r->pr.depth ? r->pr.open[0] : NULL;
 }
 
 void report_finish(struct report *r)
 {
-	if (r->doc) {
+	json_t *d = printer_take(&r->pr);
+
+	if (d) {
 		/* 15 significant digits: 92.47 prints as 92.47, not 92.469999999999999. */
 		size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) |
 			       (r->pretty ? JSON_INDENT(2) : JSON_COMPACT);
 
-		json_dumpf(r->doc, r->out, flags);
+		json_dumpf(d, r->out, flags);
 		fputc('\n', r->out);
-		json_decref(r->doc);
-		r->doc = NULL;
+		json_decref(d);
+	} else if (r->json) {
+		fprintf(r->err, "rdmakit %s: out of memory for the JSON document\n", r->command);
 	}
 	free(r->widths);
 	r->widths = NULL;
@@ -51,48 +63,40 @@ void report_finish(struct report *r)
 	fflush(r->out);
 }
 
-/* A JSON string even from bytes that are not UTF-8: invalid bytes become
- * '?', so a value (or an error) is never silently dropped. */
-static json_t *json_string_lossy(const char *s)
+/* One typed value: JSON under key (in an array: appended), text as its
+ * table cell through fmt (a %s, or NULL for none). */
+static int put_value(struct printer *pr, const char *key, const struct report_col *col,
+		     struct report_value v, const char *fmt)
 {
-	json_t *j = json_string(s);
-	char *copy;
+	char cell[256];
 
-	if (j)
-		return j;
-	copy = strdup(s);
-	if (!copy)
-		return json_null();
-	for (char *c = copy; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	j = json_string(copy);
-	free(copy);
-	return j ? j : json_null();
-}
-
-static json_t *to_json(enum report_type type, struct report_value v)
-{
-	switch (type) {
-	case REPORT_U64:
-		/* jansson integers are signed 64-bit: clamp the (theoretical) rest. */
-		return json_integer(v.u > INT64_MAX ? INT64_MAX : (json_int_t)v.u);
-	case REPORT_I64:
-		return json_integer(v.i);
-	case REPORT_DOUBLE:
-		/* JSON has no NaN or infinity: say "no value" rather than drop the key. */
-		return isfinite(v.d) ? json_real(v.d) : json_null();
+	if (v.none) {
+		print_null(pr, PRINT_JSON, key, NULL, NULL);
+	} else switch (col->type) {
+	case REPORT_U64: print_uint(pr, PRINT_JSON, key, NULL, v.u); break;
+	case REPORT_I64: print_int(pr, PRINT_JSON, key, NULL, v.i); break;
+	case REPORT_DOUBLE: print_float(pr, PRINT_JSON, key, NULL, v.d); break;
 	case REPORT_STR:
-		return v.s ? json_string_lossy(v.s) : json_null();
-	case REPORT_BOOL:
-		return json_boolean(v.b);
+		if (v.s && !*v.s)	/* the table's empty string stays "" in JSON */
+			print_json(pr, key, json_string(""));
+		else
+			print_string(pr, PRINT_JSON, key, NULL, v.s);
+		break;
+	case REPORT_BOOL: print_bool(pr, PRINT_JSON, key, NULL, v.b, NULL, NULL); break;
 	}
-	return json_null();
+	if (!fmt || pr->json || !col->heading)
+		return 0;
+	report_format(cell, sizeof(cell), col, v);
+	return print_string(pr, PRINT_FP, NULL, fmt, cell);
 }
 
 int report_format(char *buf, size_t cap, const struct report_col *col,
 		  struct report_value v)
 {
+	if (v.text)
+		return snprintf(buf, cap, "%s", v.text);
+	if (v.none)
+		return snprintf(buf, cap, "-");
 	switch (col->type) {
 	case REPORT_U64: return snprintf(buf, cap, "%llu", (unsigned long long)v.u);
 	case REPORT_I64: return snprintf(buf, cap, "%lld", (long long)v.i);
@@ -107,14 +111,11 @@ void report_param(struct report *r, const char *label, const char *key,
 		  enum report_type type, struct report_value v)
 {
 	struct report_col col = { label, key, type, 2 };
-	char text[256];
 
-	if (r->json) {
-		json_object_set_new(json_object_get(r->doc, "params"), key, to_json(type, v));
-		return;
-	}
-	report_format(text, sizeof(text), &col, v);
-	fprintf(r->out, " %-16s: %s\n", label, text);
+	print_open_object(&r->pr, "params");
+	print_string(&r->pr, PRINT_FP, NULL, " %-16s: ", label);
+	put_value(&r->pr, key, &col, v, "%s\n");
+	print_close(&r->pr);
 }
 
 static void rule(FILE *out)
@@ -162,46 +163,125 @@ void report_table_begin_widths(struct report *r, const struct report_col *cols, 
 	fputc('\n', r->out);
 }
 
-void report_table_row(struct report *r, const struct report_value *vals)
+/* Fit tables: the row's text cells, kept until the table ends. */
+static void keep_row(struct report *r, const struct report_value *vals)
 {
-	char cell[128];
+	char cell[256];
 
-	if (r->json) {
-		json_t *row = json_object();
+	if (r->nrows == r->rows_cap) {
+		size_t ncap = r->rows_cap ? r->rows_cap * 2 : 8;
+		char **c = realloc(r->cells, ncap * r->ncols * sizeof(*c));
 
-		for (size_t i = 0; i < r->ncols; i++)
-			json_object_set_new(row, r->cols[i].key, to_json(r->cols[i].type, vals[i]));
-		json_array_append_new(json_object_get(r->doc, "results"), row);
-		return;
+		if (!c) {
+			report_error(r, "out of memory for a table of %zu rows", r->nrows + 1);
+			return;
+		}
+		r->cells = c;
+		r->rows_cap = ncap;
 	}
 	for (size_t i = 0; i < r->ncols; i++) {
-		if (!r->cols[i].heading)
-			continue;
 		report_format(cell, sizeof(cell), &r->cols[i], vals[i]);
-		fprintf(r->out, " %-*s", r->widths[i], cell);
+		char *c = r->cols[i].heading ? strdup(cell) : NULL;
+
+		if (r->cols[i].heading && !c)
+			report_error(r, "out of memory for a table cell");
+		r->cells[r->nrows * r->ncols + i] = c;
 	}
-	fputc('\n', r->out);
+	r->nrows++;
+}
+
+void report_table_row(struct report *r, const struct report_value *vals)
+{
+	char fmt[16];
+
+	if (r->fit && !r->json) {
+		keep_row(r, vals);
+		return;
+	}
+	print_open_array(&r->pr, "results");
+	print_open_object(&r->pr, NULL);
+	for (size_t i = 0; i < r->ncols; i++) {
+		if (r->cols[i].heading && !r->json)
+			snprintf(fmt, sizeof(fmt), " %%-%ds", r->widths[i]);
+		if (r->cols[i].key || !r->json)
+			put_value(&r->pr, r->cols[i].key, &r->cols[i], vals[i],
+				  r->cols[i].heading ? fmt : NULL);
+	}
+	print_close(&r->pr);
+	print_close(&r->pr);
+	print_fp(&r->pr, "\n");
 }
 
 void report_row_attach(struct report *r, const char *key, json_t *v)
 {
-	json_t *results;
+	json_t *results = json_object_get(doc(r), "results");
 
-	if (!r->json) {
-		json_decref(v);
-		return;
-	}
-	results = json_object_get(r->doc, "results");
 	if (json_array_size(results))
 		json_object_set_new(json_array_get(results, json_array_size(results) - 1), key, v);
 	else
 		json_decref(v);
 }
 
+void report_table_fit(struct report *r, const struct report_col *cols, size_t ncols)
+{
+	r->cols = cols;
+	r->ncols = ncols;
+	r->fit = true;
+	r->nrows = 0;
+}
+
+/* A fit table's text: each column as wide as its widest cell (at least 8). */
+static void print_fitted(struct report *r)
+{
+	const struct report_col *cols = r->cols;
+	size_t ncols = r->ncols;
+	int *w = calloc(ncols ? ncols : 1, sizeof(*w));
+
+	if (!w) {
+		report_error(r, "out of memory for a table of %zu columns", ncols);
+		return;
+	}
+	for (size_t i = 0; i < ncols; i++) {
+		if (!cols[i].heading)
+			continue;
+		w[i] = (int)strlen(cols[i].heading);
+		for (size_t row = 0; row < r->nrows; row++) {
+			const char *c = r->cells[row * ncols + i];
+
+			if (c && (int)strlen(c) > w[i])
+				w[i] = (int)strlen(c);
+		}
+	}
+	report_table_begin_widths(r, cols, ncols, w);
+	if (r->ncols != ncols) {	/* no memory for the widths: said already */
+		free(w);
+		r->ncols = ncols;	/* so report_table_end frees every cell */
+		return;
+	}
+	for (size_t row = 0; row < r->nrows; row++) {
+		for (size_t i = 0; i < ncols; i++) {
+			const char *c = r->cells[row * ncols + i];
+
+			if (cols[i].heading)
+				fprintf(r->out, " %-*s", r->widths[i], c ? c : "?");
+		}
+		fputc('\n', r->out);
+	}
+	free(w);
+}
+
 void report_table_end(struct report *r)
 {
+	if (r->fit && !r->json)
+		print_fitted(r);
 	if (!r->json)
 		rule(r->out);
+	for (size_t i = 0; r->cells && i < r->nrows * r->ncols; i++)
+		free(r->cells[i]);
+	free(r->cells);
+	r->cells = NULL;
+	r->nrows = r->rows_cap = 0;
+	r->fit = false;
 	r->cols = NULL;
 	r->ncols = 0;
 }
@@ -247,8 +327,8 @@ void report_results_object(struct report *r, const char *rows_key, json_t *obj)
 		json_decref(obj);
 		return;
 	}
-	json_object_set(obj, rows_key, json_object_get(r->doc, "results"));
-	json_object_set_new(r->doc, "results", obj);
+	json_object_set(obj, rows_key, json_object_get(doc(r), "results"));
+	json_object_set_new(doc(r), "results", obj);
 }
 
 void report_result(struct report *r, json_t *obj)
@@ -257,7 +337,7 @@ void report_result(struct report *r, json_t *obj)
 	json_t *v;
 
 	if (r->json) {
-		json_array_append_new(json_object_get(r->doc, "results"), obj);
+		json_array_append_new(json_object_get(doc(r), "results"), obj);
 		return;
 	}
 	json_object_foreach(obj, k, v)
@@ -274,8 +354,9 @@ void report_error(struct report *r, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fprintf(r->err, "rdmakit %s: %s\n", r->command, msg);
-	if (r->json)
-		json_array_append_new(json_object_get(r->doc, "errors"), json_string_lossy(msg));
+	print_open_array(&r->pr, "errors");
+	print_string(&r->pr, PRINT_JSON, NULL, NULL, msg);
+	print_close(&r->pr);
 }
 
 /* The text of one NDJSON line, grown as jansson hands over its tokens. */

@@ -17,12 +17,14 @@
 
 #include <jansson.h>
 
+#include "print.h"
+
 enum report_type { REPORT_U64, REPORT_I64, REPORT_DOUBLE, REPORT_STR, REPORT_BOOL };
 
 /* A table column: its human heading, its JSON key, and how to print it. */
 struct report_col {
 	const char *heading;	/* "BW peak[Gb/sec]"; NULL: JSON only */
-	const char *key;	/* "bw_peak_gbps" */
+	const char *key;	/* "bw_peak_gbps"; NULL: text only */
 	enum report_type type;
 	int precision;		/* digits after the point, for doubles */
 };
@@ -35,6 +37,9 @@ struct report_value {
 		const char *s;
 		bool b;
 	};
+	bool none;		/* no value: JSON null, text "-" */
+	const char *text;	/* the text cell when it says more than the value
+				 * ("IPv4" for "ipv4", "too small" for null) */
 };
 
 #define RV_U64(v) ((struct report_value){ .u = (v) })
@@ -42,6 +47,7 @@ struct report_value {
 #define RV_DBL(v) ((struct report_value){ .d = (v) })
 #define RV_STR(v) ((struct report_value){ .s = (v) })
 #define RV_BOOL(v) ((struct report_value){ .b = (v) })
+#define RV_NONE ((struct report_value){ .none = true })
 
 struct report {
 	const char *command;
@@ -50,11 +56,14 @@ struct report {
 	bool pretty;
 	FILE *out;		/* stdout normally; tests pass a memstream */
 	FILE *err;		/* stderr normally */
-	json_t *doc;		/* JSON mode: the document being built */
+	struct printer pr;	/* every field goes through it; JSON: holds the document */
 	const struct report_col *cols;
 	size_t ncols;
 	int *widths;		/* text: each column's width (as many as it has) */
 	size_t widths_cap;
+	bool fit;		/* text: rows wait in cells until the table ends */
+	char **cells;		/* fit: nrows * ncols text cells */
+	size_t nrows, rows_cap;
 };
 
 void report_init(struct report *r, const char *command, const char *version,
@@ -71,6 +80,9 @@ void report_table_begin(struct report *r, const struct report_col *cols, size_t 
 /* The same with least text widths per column (NULL or 0: the heading's). */
 void report_table_begin_widths(struct report *r, const struct report_col *cols, size_t ncols,
 			       const int *min_widths);
+/* The same with each text column as wide as its widest cell: the rows are
+ * printed when the table ends. */
+void report_table_fit(struct report *r, const struct report_col *cols, size_t ncols);
 void report_table_row(struct report *r, const struct report_value *vals);
 void report_table_end(struct report *r);
 /* JSON: adds key to the last row's object (takes ownership of v). */

@@ -647,6 +647,56 @@ static void test_real_precision(struct unit *u)
 	cap_free(&c);
 }
 
+/* Fit tables: each text column as wide as its widest cell; text-only and
+ * JSON-only columns; a missing value is "-" and null; a text override
+ * changes only the text. */
+static void test_fit_table(struct unit *u)
+{
+	static const struct report_col cols[] = {
+		{ NULL, "engine", REPORT_STR, 0 },
+		{ "if", "interface", REPORT_STR, 0 },
+		{ "mtu", "mtu", REPORT_U64, 0 },
+		{ "fam", "family", REPORT_STR, 0 },
+		{ "count", NULL, REPORT_U64, 0 },
+	};
+	const struct report_value rows[][5] = {
+		{ RV_STR("soft"), RV_STR("a-very-long-interface-name"), RV_U64(1500),
+		  { .s = "ipv4", .text = "IPv4" }, RV_U64(3) },
+		{ RV_STR("soft"), RV_STR("lo"), RV_NONE, { .s = "ipv6", .text = "IPv6" },
+		  RV_U64(12345678901ULL) },
+	};
+	struct capture c;
+	json_t *doc, *r0, *r1;
+
+	cap_open(&c, "t", false, false);
+	report_table_fit(&c.r, cols, 5);
+	report_table_row(&c.r, rows[0]);
+	report_table_row(&c.r, rows[1]);
+	report_table_end(&c.r);
+	cap_close(&c);
+	CHECK_HAS(u, c.obuf, "\n if                         mtu      fam      count      \n"
+		  " a-very-long-interface-name 1500     IPv4     3          \n"
+		  " lo                         -        IPv6     12345678901\n");
+	cap_free(&c);
+
+	cap_open(&c, "t", true, false);
+	report_table_fit(&c.r, cols, 5);
+	report_table_row(&c.r, rows[0]);
+	report_table_row(&c.r, rows[1]);
+	report_table_end(&c.r);
+	cap_close(&c);
+	doc = parse(c.obuf);
+	r0 = json_array_get(json_object_get(doc, "results"), 0);
+	r1 = json_array_get(json_object_get(doc, "results"), 1);
+	CHECK_EQ(u, json_object_size(r0), 4);	/* the text-only column is not there */
+	CHECK_STR(u, json_string_value(json_object_get(r0, "engine")), "soft");
+	CHECK_STR(u, json_string_value(json_object_get(r0, "family")), "ipv4");
+	CHECK_EQ(u, json_integer_value(json_object_get(r0, "mtu")), 1500);
+	CHECK(u, json_is_null(json_object_get(r1, "mtu")));
+	json_decref(doc);
+	cap_free(&c);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -667,5 +717,6 @@ int main(void)
 	RUN(&u, test_empty_document);
 	RUN(&u, test_lossless_keys);
 	RUN(&u, test_real_precision);
+	RUN(&u, test_fit_table);
 	return unit_done(&u);
 }

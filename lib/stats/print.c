@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/* Field-level text and JSON output from the same calls; see print.h. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "print.h"
+
+void printer_init(struct printer *pr, FILE *out, bool json)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->out = out ? out : stdout;
+	pr->json = json;
+	if (json)
+		print_open_object(pr, NULL);
+}
+
+json_t *printer_take(struct printer *pr)
+{
+	json_t *root = NULL;
+
+	if (pr->depth && !pr->failed)
+		root = json_incref(pr->open[0]);
+	for (size_t i = 0; i < pr->depth; i++)
+		json_decref(pr->open[i]);
+	free(pr->open);
+	pr->open = NULL;
+	pr->depth = pr->cap = 0;
+	return root;
+}
+
+/* Puts v (owned) under key in the innermost container. */
+static void attach(struct printer *pr, const char *key, json_t *v)
+{
+	json_t *parent = pr->depth ? pr->open[pr->depth - 1] : NULL;
+	int rc = -1;
+
+	if (!v || !parent)
+		rc = -1;
+	else if (json_is_array(parent))
+		rc = json_array_append(parent, v);
+	else if (key)
+		rc = json_object_set(parent, key, v);
+	if (rc)
+		pr->failed = true;
+	json_decref(v);
+}
+
+static void push(struct printer *pr, json_t *c)
+{
+	if (!c) {
+		pr->failed = true;
+		c = json_object();	/* keeps open/close balanced; NULL is a no-op below */
+	}
+	if (pr->depth == pr->cap) {
+		size_t ncap = pr->cap ? pr->cap * 2 : 8;
+		json_t **n = realloc(pr->open, ncap * sizeof(*n));
+
+		if (!n) {
+			pr->failed = true;
+			json_decref(c);
+			return;
+		}
+		pr->open = n;
+		pr->cap = ncap;
+	}
+	pr->open[pr->depth++] = c;
+}
+
+static void open_container(struct printer *pr, const char *key, bool array)
+{
+	json_t *parent, *c;
+
+	if (!pr->json)
+		return;
+	if (!pr->depth) {	/* the root */
+		push(pr, array ? json_array() : json_object());
+		return;
+	}
+	parent = pr->open[pr->depth - 1];
+	c = key && json_is_object(parent) ? json_object_get(parent, key) : NULL;
+	if (c && (array ? json_is_array(c) : json_is_object(c))) {
+		push(pr, json_incref(c));	/* reopened */
+		return;
+	}
+	c = array ? json_array() : json_object();
+	if (c)
+		attach(pr, key, json_incref(c));
+	push(pr, c);
+}
+
+void print_open_object(struct printer *pr, const char *key)
+{
+	open_container(pr, key, false);
+}
+
+void print_open_array(struct printer *pr, const char *key)
+{
+	open_container(pr, key, true);
+}
+
+void print_close(struct printer *pr)
+{
+	/* The root stays open until printer_take. */
+	if (pr->json && pr->depth > 1)
+		json_decref(pr->open[--pr->depth]);
+}
+
+bool print_has(const struct printer *pr, const char *key)
+{
+	return pr->json && pr->depth && json_object_get(pr->open[pr->depth - 1], key);
+}
+
+static int text(struct printer *pr, enum print_to to, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int text(struct printer *pr, enum print_to to, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (pr->json || !(to & PRINT_FP) || !fmt)
+		return 0;
+	va_start(ap, fmt);
+	n = vfprintf(pr->out, fmt, ap);
+	va_end(ap);
+	return n > 0 ? n : 0;
+}
+
+static bool wants_json(const struct printer *pr, enum print_to to)
+{
+	return pr->json && (to & PRINT_JSON);
+}
+
+/* The formats are the callers' (print.h says which type each takes). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+
+int print_uint(struct printer *pr, enum print_to to, const char *key, const char *fmt,
+	       uint64_t v)
+{
+	if (wants_json(pr, to))
+		attach(pr, key, json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v));
+	return text(pr, to, fmt, (unsigned long long)v);
+}
+
+int print_int(struct printer *pr, enum print_to to, const char *key, const char *fmt, int64_t v)
+{
+	if (wants_json(pr, to))
+		attach(pr, key, json_integer((json_int_t)v));
+	return text(pr, to, fmt, (long long)v);
+}
+
+int print_float(struct printer *pr, enum print_to to, const char *key, const char *fmt, double v)
+{
+	if (wants_json(pr, to))
+		attach(pr, key, isfinite(v) ? json_real(v) : json_null());
+	return text(pr, to, fmt, v);
+}
+
+/* A JSON string even from bytes that are not UTF-8: those become '?'. */
+static json_t *string_lossy(const char *s)
+{
+	json_t *j = json_string(s);
+	char *copy;
+
+	if (j)
+		return j;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+int print_string(struct printer *pr, enum print_to to, const char *key, const char *fmt,
+		 const char *v)
+{
+	if (wants_json(pr, to))
+		attach(pr, key, v && *v ? string_lossy(v) : json_null());
+	return text(pr, to, fmt, v ? v : "");
+}
+
+int print_bool(struct printer *pr, enum print_to to, const char *key, const char *fmt, bool v,
+	       const char *yes, const char *no)
+{
+	if (wants_json(pr, to))
+		attach(pr, key, json_boolean(v));
+	return text(pr, to, fmt, v ? yes : no);
+}
+
+int print_null(struct printer *pr, enum print_to to, const char *key, const char *fmt,
+	       const char *txt)
+{
+	if (wants_json(pr, to))
+		attach(pr, key, json_null());
+	return text(pr, to, fmt, txt);
+}
+
+#pragma GCC diagnostic pop
+
+int print_fp(struct printer *pr, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (pr->json)
+		return 0;
+	va_start(ap, fmt);
+	n = vfprintf(pr->out, fmt, ap);
+	va_end(ap);
+	return n > 0 ? n : 0;
+}
+
+void print_json(struct printer *pr, const char *key, json_t *v)
+{
+	if (pr->json)
+		attach(pr, key, v ? v : json_null());
+	else
+		json_decref(v);
+}
