@@ -12,6 +12,7 @@
 
 #include "incast.h"
 #include "perf_cli.h"
+#include "print.h"
 
 enum {
 	OPT_SERVE = OPT_PERF_CMD,
@@ -299,7 +300,7 @@ static void flows_table(struct report *r, const struct incast_result *res)
 	};
 	int widths[sizeof(cols) / sizeof(cols[0])] = { 0 };
 
-	/* Names are as wide as their addresses: size the columns to fit. */
+	/* Sender and receiver as wide as the longest name, so both read alike. */
 	for (unsigned i = 0; i < res->participants && i < INCAST_MAX_RANKS; i++)
 		if ((int)strlen(res->names[i]) > widths[3])
 			widths[3] = widths[4] = (int)strlen(res->names[i]);
@@ -327,55 +328,31 @@ static void flows_table(struct report *r, const struct incast_result *res)
 	report_table_end(r);
 }
 
-static json_t *percentiles_us(const struct hist *h)
+/* Post-to-completion latency in microseconds; JSON null when none was timed. */
+static void latency(struct printer *pr, const struct hist *h)
 {
-	if (!hist_count(h))
-		return json_null();
-	return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t)hist_count(h),
-			 "p50", hist_percentile(h, 50) / 1e3, "p90", hist_percentile(h, 90) / 1e3,
-			 "p99", hist_percentile(h, 99) / 1e3, "p99_9", hist_percentile(h, 99.9) / 1e3,
-			 "max", hist_max(h) / 1e3, "avg", hist_mean(h) / 1e3);
-}
-
-static json_t *counters_json(const struct incast_result *res)
-{
-	json_t *c = json_object();
-
-	for (unsigned i = 0; i < res->ncounters; i++) {
-		const struct incast_counter *k = &res->counters[i];
-		json_t *src = json_object_get(c, k->source);
-
-		if (!src) {
-			src = json_object();
-			json_object_set_new(c, k->source, src);
-		}
-		json_object_set_new(src, k->name, json_integer((json_int_t)k->delta));
+	if (!hist_count(h)) {
+		print_null(pr, PRINT_JSON, "latency_us", NULL, NULL);
+		return;
 	}
-	return c;
+	print_open_object(pr, "latency_us");
+	print_uint(pr, PRINT_JSON, "count", NULL, hist_count(h));
+	print_float(pr, PRINT_ANY, "p50", " Latency[usec] p50/p90/p99/p99.9/max : %.2f",
+		    hist_percentile(h, 50) / 1e3);
+	print_float(pr, PRINT_ANY, "p90", " / %.2f", hist_percentile(h, 90) / 1e3);
+	print_float(pr, PRINT_ANY, "p99", " / %.2f", hist_percentile(h, 99) / 1e3);
+	print_float(pr, PRINT_ANY, "p99_9", " / %.2f", hist_percentile(h, 99.9) / 1e3);
+	print_float(pr, PRINT_ANY, "max", " / %.2f", hist_max(h) / 1e3);
+	print_uint(pr, PRINT_FP, NULL, " (post to completion, %llu messages)\n", hist_count(h));
+	print_float(pr, PRINT_JSON, "avg", NULL, hist_mean(h) / 1e3);
+	print_close(pr);
 }
 
-static void summary_text(FILE *out, const struct incast_result *res, double link_gbps)
+/* Counter deltas grouped by source: text lines wrap past column 70. */
+static void counters(struct printer *pr, const struct incast_result *res)
 {
-	const struct hist *h = &res->latency;
-
-	fprintf(out, " Aggregate goodput[Gb/sec] : %.3f", res->aggregate_gbps);
-	if (link_gbps > 0 && res->pattern == INCAST_MANY_TO_ONE)
-		fprintf(out, " (%.1f%% of the receiver's %g Gb/s link)",
-			100 * res->aggregate_gbps / link_gbps, link_gbps);
-	fprintf(out, "\n Fairness (Jain's index)   : %.4f over %u flows\n", res->fairness_jain,
-		res->fair_flows);
-	if (res->has_fct)
-		fprintf(out, " FCT[usec] p50/p99/max     : %.1f / %.1f / %.1f\n", res->fct_p50_us,
-			res->fct_p99_us, res->fct_max_us);
-	else
-		fprintf(out, " FCT[usec]                 : - (every flow ran -D seconds)\n");
-	if (hist_count(h))
-		fprintf(out, " Latency[usec] p50/p90/p99/p99.9/max : %.2f / %.2f / %.2f / %.2f / %.2f"
-			" (post to completion, %llu messages)\n", hist_percentile(h, 50) / 1e3,
-			hist_percentile(h, 90) / 1e3, hist_percentile(h, 99) / 1e3,
-			hist_percentile(h, 99.9) / 1e3, hist_max(h) / 1e3,
-			(unsigned long long)hist_count(h));
-	fprintf(out, " Counters over the run (deltas):\n");
+	print_fp(pr, " Counters over the run (deltas):\n");
+	print_open_object(pr, "counters");
 	for (unsigned i = 0; i < res->ncounters; i++) {
 		const char *src = res->counters[i].source;
 		bool seen = false;
@@ -385,43 +362,63 @@ static void summary_text(FILE *out, const struct incast_result *res, double link
 			seen = !strcmp(res->counters[j].source, src);
 		if (seen)
 			continue;	/* printed with its first counter */
-		col = fprintf(out, "   %-10s", src);
+		col = print_string(pr, PRINT_FP, NULL, "   %-10s", src);
+		print_open_object(pr, src);
 		for (unsigned j = i; j < res->ncounters; j++) {
-			if (strcmp(res->counters[j].source, src))
+			const struct incast_counter *k = &res->counters[j];
+
+			if (strcmp(k->source, src))
 				continue;
 			if (col > 70) {
-				fprintf(out, "\n");
-				col = fprintf(out, "   %-10s", "");
+				print_fp(pr, "\n");
+				col = print_string(pr, PRINT_FP, NULL, "   %-10s", "");
 			}
-			col += fprintf(out, " %s %llu", res->counters[j].name,
-				       (unsigned long long)res->counters[j].delta);
+			col += print_string(pr, PRINT_FP, NULL, " %s", k->name);
+			col += print_uint(pr, PRINT_ANY, k->name, " %llu", k->delta);
 		}
-		fprintf(out, "\n");
+		print_close(pr);
+		print_fp(pr, "\n");
 	}
+	print_close(pr);
 }
 
 static void summary(struct report *r, const struct incast_result *res, double link_gbps)
 {
-	json_t *agg, *obj;
+	struct printer pr;
 
-	if (!r->json) {
-		summary_text(r->out, res, link_gbps);
-		return;
-	}
-	agg = json_pack("{s:f, s:f}", "goodput_gbps", res->aggregate_gbps, "seconds", res->seconds);
+	printer_init(&pr, r->out, r->json);
+	print_open_object(&pr, "aggregate");
+	print_float(&pr, PRINT_ANY, "goodput_gbps", " Aggregate goodput[Gb/sec] : %.3f",
+		    res->aggregate_gbps);
+	print_float(&pr, PRINT_JSON, "seconds", NULL, res->seconds);
 	if (link_gbps > 0 && res->pattern == INCAST_MANY_TO_ONE) {
-		json_object_set_new(agg, "link_gbps", json_real(link_gbps));
-		json_object_set_new(agg, "link_share", json_real(res->aggregate_gbps / link_gbps));
+		double share = res->aggregate_gbps / link_gbps;
+
+		print_float(&pr, PRINT_JSON, "link_gbps", NULL, link_gbps);
+		print_float(&pr, PRINT_JSON, "link_share", NULL, share);
+		print_fp(&pr, " (%.1f%% of the receiver's %g Gb/s link)", 100 * share, link_gbps);
 	} else {
-		json_object_set_new(agg, "link_gbps", json_null());
-		json_object_set_new(agg, "link_share", json_null());
+		print_null(&pr, PRINT_JSON, "link_gbps", NULL, NULL);
+		print_null(&pr, PRINT_JSON, "link_share", NULL, NULL);
 	}
-	obj = json_pack("{s:o, s:f, s:o, s:o, s:o, s:i}", "aggregate", agg, "fairness_jain",
-			res->fairness_jain, "fct_us", res->has_fct ? json_pack("{s:f, s:f, s:f}",
-			"p50", res->fct_p50_us, "p99", res->fct_p99_us, "max", res->fct_max_us) :
-			json_null(), "latency_us", percentiles_us(&res->latency), "counters",
-			counters_json(res), "failed_participants", res->failed_participants);
-	report_results_object(r, "flows", obj);
+	print_close(&pr);
+	print_float(&pr, PRINT_ANY, "fairness_jain", "\n Fairness (Jain's index)   : %.4f",
+		    res->fairness_jain);
+	print_uint(&pr, PRINT_FP, NULL, " over %llu flows\n", res->fair_flows);
+	if (res->has_fct) {
+		print_open_object(&pr, "fct_us");
+		print_float(&pr, PRINT_ANY, "p50", " FCT[usec] p50/p99/max     : %.1f", res->fct_p50_us);
+		print_float(&pr, PRINT_ANY, "p99", " / %.1f", res->fct_p99_us);
+		print_float(&pr, PRINT_ANY, "max", " / %.1f\n", res->fct_max_us);
+		print_close(&pr);
+	} else {
+		print_null(&pr, PRINT_ANY, "fct_us", " FCT[usec]                 : %s (every flow ran "
+			   "-D seconds)\n", "-");
+	}
+	latency(&pr, &res->latency);
+	counters(&pr, res);
+	print_uint(&pr, PRINT_JSON, "failed_participants", NULL, res->failed_participants);
+	report_results_object(r, "flows", printer_take(&pr));
 }
 
 /* Exit code from the result: failures, corruption, thresholds. */
