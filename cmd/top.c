@@ -73,94 +73,76 @@ static int top_opt(void *ctx, int key, const char *arg)
 	return 0;
 }
 
-/* --- JSON ---------------------------------------------------------------------- */
+/* --- one snapshot, as text or as one JSON object ------------------------------ */
 
-static json_t *num_or_null(double v)
+/*
+ * One counter: {value, rate[, reset][, saturated]} under key in JSON, and
+ * with -v one line "name source value rate/s" in text.  `to` is PRINT_FP
+ * where the JSON has no place for it (a section the port lacks).
+ */
+static void counter(struct printer *pr, enum print_to to, const char *key,
+		    const struct ctr_counter *c, bool totals)
 {
-	return isfinite(v) ? json_real(v) : json_null();
-}
+	char rate[16];
 
-static json_t *u64_json(uint64_t v)
-{
-	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
-}
-
-static json_t *counter_json(const struct ctr_counter *c)
-{
-	json_t *o = json_object();	/* not json_pack: this runs for every counter */
-
-	json_object_set_new(o, "value", u64_json(c->value));
-	json_object_set_new(o, "rate", num_or_null(c->rate));
-
+	top_rate_text(c, rate, sizeof(rate));
+	if (to & PRINT_JSON)
+		print_open_object(pr, key);
+	print_string(pr, to & PRINT_FP, NULL, "  %-40s", c->name);
+	print_string(pr, to & PRINT_FP, NULL, " %-18s", ctr_src_name((enum ctr_src)c->src));
+	print_uint(pr, to, "value", " %20llu", c->value);
+	print_float(pr, to & PRINT_JSON, "rate", NULL, c->rate);
+	print_string(pr, to & PRINT_FP, NULL, " %10s", totals ? "" : rate);
 	if (c->flags & CTR_F_RESET)
-		json_object_set_new(o, "reset", json_true());
+		print_bool(pr, to, "reset", "%s", true, " (reset)", "");
 	if (c->flags & CTR_F_SATURATED)
-		json_object_set_new(o, "saturated", json_true());
-	return o;
+		print_bool(pr, to & PRINT_JSON, "saturated", NULL, true, NULL, NULL);
+	if (to & PRINT_FP)
+		print_fp(pr, "\n");
+	if (to & PRINT_JSON)
+		print_close(pr);
 }
 
-static json_t *str_or_null(const char *s)
+/* A set's counters as JSON members named after them (netstat, engines). */
+static void counter_members(struct printer *pr, const struct ctr_set *set)
 {
-	return s && *s ? json_string(s) : json_null();
+	for (size_t i = 0; i < set->n; i++)
+		counter(pr, PRINT_JSON, set->c[i].name, &set->c[i], false);
 }
 
-static json_t *pfc_json(const struct ctr_port *p)
+static void pfc(struct printer *pr, const struct ctr_port *p)
 {
-	json_t *rx = json_array(), *tx = json_array(), *rxr = json_array(), *txr = json_array();
-	struct ctr_pfc pfc;
+	static const char *const keys[] = { "rx_pause", "tx_pause", "rx_pause_rate", "tx_pause_rate" };
+	struct ctr_pfc f;
 
-	if (!ctr_port_pfc(p, &pfc)) {
-		json_decref(rx), json_decref(tx), json_decref(rxr), json_decref(txr);
-		return json_null();
+	if (!ctr_port_pfc(p, &f)) {
+		print_null(pr, PRINT_JSON, "pfc", NULL, NULL);
+		return;
 	}
-	for (int i = 0; i < CTR_PFC_PRIOS; i++) {
-		bool r = pfc.rx_known & (1u << i), t = pfc.tx_known & (1u << i);
+	print_open_object(pr, "pfc");
+	print_string(pr, PRINT_JSON, "source", NULL, f.source);
+	for (int k = 0; k < 4; k++) {
+		print_open_array(pr, keys[k]);
+		for (int i = 0; i < CTR_PFC_PRIOS; i++) {
+			bool known = (k & 1 ? f.tx_known : f.rx_known) & (1u << i);
+			const uint64_t *v = k & 1 ? f.tx : f.rx;
+			const double *r = k & 1 ? f.tx_rate : f.rx_rate;
 
-		json_array_append_new(rx, r ? u64_json(pfc.rx[i]) : json_null());
-		json_array_append_new(tx, t ? u64_json(pfc.tx[i]) : json_null());
-		json_array_append_new(rxr, r ? num_or_null(pfc.rx_rate[i]) : json_null());
-		json_array_append_new(txr, t ? num_or_null(pfc.tx_rate[i]) : json_null());
+			if (!known)
+				print_null(pr, PRINT_JSON, NULL, NULL, NULL);
+			else if (k < 2)
+				print_uint(pr, PRINT_JSON, NULL, NULL, v[i]);
+			else
+				print_float(pr, PRINT_JSON, NULL, NULL, r[i]);
+		}
+		print_close(pr);
 	}
-	return json_pack("{s:s, s:o, s:o, s:o, s:o}", "source", pfc.source, "rx_pause", rx,
-			 "tx_pause", tx, "rx_pause_rate", rxr, "tx_pause_rate", txr);
+	print_close(pr);
 }
 
-/* DCB PFC settings of the port's netdev; its counters are added later. */
-static json_t *dcb_json(const struct ctr_port *p)
-{
-	json_t *en;
-
-	if (!p->dcb_known)
-		return NULL;
-	en = json_array();
-	for (int i = 0; i < CTR_PFC_PRIOS; i++)
-		if (p->pfc_en & (1u << i))
-			json_array_append_new(en, json_integer(i));
-	return json_pack("{s:i, s:o, s:o}", "pfc_cap", p->pfc_cap, "pfc_enabled", en,
-			 "counters", json_object());
-}
-
-static json_t *pause_json(const struct ctr_port *p)
-{
-	if (!p->pause_known)
-		return NULL;
-	return json_pack("{s:b, s:b, s:b, s:o}", "autoneg", p->pause_autoneg, "rx", p->pause_rx,
-			 "tx", p->pause_tx, "counters", json_object());
-}
-
-/* The object a counter of this source belongs in. */
-static json_t *counters_of(enum ctr_src src, json_t *ctrs, json_t *eth, json_t *dcb, json_t *pause)
-{
-	switch (src) {
-	case CTR_SRC_ETHTOOL: return eth;
-	case CTR_SRC_DCB: return dcb ? json_object_get(dcb, "counters") : NULL;
-	case CTR_SRC_PAUSE: return pause ? json_object_get(pause, "counters") : NULL;
-	default: return ctrs;
-	}
-}
-
-/* rx_gbps etc. from the port's traffic meanings. */
-static void traffic_json(json_t *o, const struct ctr_port *p)
+/* rx_gbps etc. from the port's traffic meanings: rates first, then totals,
+ * the order the man page lists them. */
+static void traffic(struct printer *pr, const struct ctr_port *p)
 {
 	static const struct {
 		enum ctr_meaning m;
@@ -172,69 +154,157 @@ static void traffic_json(json_t *o, const struct ctr_port *p)
 		{ CTR_M_RX_PACKETS, "rx_packets", "rx_mpps", 1 / 1e6 },
 		{ CTR_M_TX_PACKETS, "tx_packets", "tx_mpps", 1 / 1e6 },
 	};
-
 	uint64_t v[4];
 	double r[4];
 	bool ok[4];
 
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < 4; i++) {
 		ok[i] = ctr_port_meaning(p, t[i].m, &v[i], &r[i], NULL);
-	/* Rates first, then totals: the order the man page lists them. */
+		print_float(pr, PRINT_JSON, t[i].rate, NULL, ok[i] ? r[i] * t[i].scale : NAN);
+	}
 	for (size_t i = 0; i < 4; i++)
-		json_object_set_new(o, t[i].rate, ok[i] ? num_or_null(r[i] * t[i].scale) : json_null());
-	for (size_t i = 0; i < 4; i++)
-		json_object_set_new(o, t[i].total, ok[i] ? u64_json(v[i]) : json_null());
+		if (ok[i])
+			print_uint(pr, PRINT_JSON, t[i].total, NULL, v[i]);
+		else
+			print_null(pr, PRINT_JSON, t[i].total, NULL, NULL);
 }
 
-static json_t *port_json(const struct ctr_port *p)
+/* Where a counter of this source goes in the port's JSON, if anywhere. */
+static bool open_section(struct printer *pr, const struct ctr_port *p, enum ctr_src src)
 {
-	json_t *o = json_object(), *sem = json_object(), *ctrs = json_object(), *eth = json_object();
-	json_t *dcb = dcb_json(p), *pause = pause_json(p);
+	switch (src) {
+	case CTR_SRC_ETHTOOL:
+		print_open_object(pr, "ethtool");
+		return true;
+	case CTR_SRC_DCB:
+	case CTR_SRC_PAUSE:
+		if (!(src == CTR_SRC_DCB ? p->dcb_known : p->pause_known))
+			return false;
+		print_open_object(pr, src == CTR_SRC_DCB ? "dcb" : "pause");
+		print_open_object(pr, "counters");
+		return true;
+	default:
+		print_open_object(pr, "counters");
+		return true;
+	}
+}
 
-	json_object_set_new(o, "device", str_or_null(p->device));
-	json_object_set_new(o, "port", p->device[0] ? json_integer(p->port) : json_null());
-	json_object_set_new(o, "netdev", str_or_null(p->netdev));
-	json_object_set_new(o, "state", str_or_null(p->state));
-	json_object_set_new(o, "phys_state", str_or_null(p->phys_state));
-	json_object_set_new(o, "link_layer", str_or_null(p->link_layer));
-	json_object_set_new(o, "rate_gbps", p->rate_gbps > 0 ? json_real(p->rate_gbps) : json_null());
-	traffic_json(o, p);
+static void close_section(struct printer *pr, enum ctr_src src)
+{
+	print_close(pr);
+	if (src == CTR_SRC_DCB || src == CTR_SRC_PAUSE)
+		print_close(pr);
+}
+
+/*
+ * Every counter of a port and what its netdev said about DCB and pause:
+ * in JSON the port's sections, in text (-v) one line per counter then the
+ * settings.  JSON sections come first, in a fixed order, so counters can
+ * join them as they come.
+ */
+static void port_details(struct printer *pr, const struct ctr_port *p, bool totals)
+{
+	char name[80];
+
+	top_port_name(p, name, sizeof(name));
+	print_string(pr, PRINT_FP, NULL, " %s: every counter (source, value, rate/s)\n", name);
+	print_open_object(pr, "counters");
+	print_close(pr);
+	print_open_object(pr, "ethtool");
+	print_close(pr);
+	if (p->ethtool_error[0])
+		print_string(pr, PRINT_JSON, "ethtool_error", NULL, p->ethtool_error);
+	if (p->dcb_known) {
+		print_open_object(pr, "dcb");
+		print_uint(pr, PRINT_JSON, "pfc_cap", NULL, p->pfc_cap);
+		print_open_array(pr, "pfc_enabled");
+		for (int i = 0; i < CTR_PFC_PRIOS; i++)
+			if (p->pfc_en & (1u << i))
+				print_uint(pr, PRINT_JSON, NULL, NULL, (uint64_t)i);
+		print_close(pr);
+		print_open_object(pr, "counters");
+		print_close(pr);
+		print_close(pr);
+	} else {
+		print_null(pr, PRINT_JSON, "dcb", NULL, NULL);
+	}
+	if (p->dcb_error[0])
+		print_string(pr, PRINT_JSON, "dcb_error", NULL, p->dcb_error);
+	if (p->pause_known) {
+		print_open_object(pr, "pause");
+		print_bool(pr, PRINT_JSON, "autoneg", NULL, p->pause_autoneg, NULL, NULL);
+		print_bool(pr, PRINT_JSON, "rx", NULL, p->pause_rx, NULL, NULL);
+		print_bool(pr, PRINT_JSON, "tx", NULL, p->pause_tx, NULL, NULL);
+		print_open_object(pr, "counters");
+		print_close(pr);
+		print_close(pr);
+	} else {
+		print_null(pr, PRINT_JSON, "pause", NULL, NULL);
+	}
+	if (p->pause_error[0])
+		print_string(pr, PRINT_JSON, "pause_error", NULL, p->pause_error);
+
+	for (size_t i = 0; i < p->set.n; i++) {
+		const struct ctr_counter *c = &p->set.c[i];
+		enum ctr_src src = (enum ctr_src)c->src;
+		bool in_json = pr->json && open_section(pr, p, src);
+		char key[160];
+
+		snprintf(key, sizeof(key), "%s", c->name);
+		/* A device-level counter named like one of the port's. */
+		if (in_json && print_has(pr, key))
+			snprintf(key, sizeof(key), "device/%s", c->name);
+		counter(pr, in_json ? PRINT_JSON : PRINT_FP, key, c, totals);
+		if (in_json)
+			close_section(pr, src);
+	}
+
+	if (p->ethtool_error[0])
+		print_string(pr, PRINT_FP, NULL, "  (no ethtool statistics: %s)\n", p->ethtool_error);
+	if (p->dcb_known)
+		print_fp(pr, "  (DCB: pfc_cap %u, PFC enabled on priorities 0x%02x)\n", p->pfc_cap,
+			 p->pfc_en);
+	else if (p->dcb_error[0])
+		print_string(pr, PRINT_FP, NULL, "  (no DCB PFC: %s)\n", p->dcb_error);
+	if (p->pause_known)
+		print_fp(pr, "  (pause: autoneg %s, rx %s, tx %s)\n", p->pause_autoneg ? "on" : "off",
+			 p->pause_rx ? "on" : "off", p->pause_tx ? "on" : "off");
+	else if (p->pause_error[0])
+		print_string(pr, PRINT_FP, NULL, "  (no pause statistics: %s)\n", p->pause_error);
+}
+
+/* One port object of the JSON "ports" array. */
+static void port(struct printer *pr, const struct ctr_port *p)
+{
+	print_open_object(pr, NULL);
+	print_string(pr, PRINT_JSON, "device", NULL, p->device);
+	if (p->device[0])
+		print_int(pr, PRINT_JSON, "port", NULL, p->port);
+	else
+		print_null(pr, PRINT_JSON, "port", NULL, NULL);
+	print_string(pr, PRINT_JSON, "netdev", NULL, p->netdev);
+	print_string(pr, PRINT_JSON, "state", NULL, p->state);
+	print_string(pr, PRINT_JSON, "phys_state", NULL, p->phys_state);
+	print_string(pr, PRINT_JSON, "link_layer", NULL, p->link_layer);
+	print_float(pr, PRINT_JSON, "rate_gbps", NULL, p->rate_gbps > 0 ? p->rate_gbps : NAN);
+	traffic(pr, p);
+	print_open_object(pr, "semantic");
 	for (int m = CTR_M_ECN_MARKED; m < CTR_M_COUNT; m++) {
 		uint64_t v;
 		double r;
 
-		if (ctr_port_meaning(p, (enum ctr_meaning)m, &v, &r, NULL))
-			json_object_set_new(sem, ctr_meaning_key((enum ctr_meaning)m),
-					    json_pack("{s:o, s:o}", "value", u64_json(v),
-						      "rate", num_or_null(r)));
-	}
-	json_object_set_new(o, "semantic", sem);
-	for (size_t i = 0; i < p->set.n; i++) {
-		const struct ctr_counter *c = &p->set.c[i];
-		json_t *dst = counters_of((enum ctr_src)c->src, ctrs, eth, dcb, pause);
-		char key[160];
-
-		if (!dst)
+		if (!ctr_port_meaning(p, (enum ctr_meaning)m, &v, &r, NULL))
 			continue;
-		snprintf(key, sizeof(key), "%s", c->name);
-		/* A device-level counter named like one of the port's. */
-		if (json_object_get(dst, key))
-			snprintf(key, sizeof(key), "device/%s", c->name);
-		json_object_set_new(dst, key, counter_json(c));
+		print_open_object(pr, ctr_meaning_key((enum ctr_meaning)m));
+		print_uint(pr, PRINT_JSON, "value", NULL, v);
+		print_float(pr, PRINT_JSON, "rate", NULL, r);
+		print_close(pr);
 	}
-	json_object_set_new(o, "counters", ctrs);
-	json_object_set_new(o, "ethtool", eth);
-	if (p->ethtool_error[0])
-		json_object_set_new(o, "ethtool_error", json_string(p->ethtool_error));
-	json_object_set_new(o, "dcb", dcb ? dcb : json_null());
-	if (p->dcb_error[0])
-		json_object_set_new(o, "dcb_error", json_string(p->dcb_error));
-	json_object_set_new(o, "pause", pause ? pause : json_null());
-	if (p->pause_error[0])
-		json_object_set_new(o, "pause_error", json_string(p->pause_error));
-	json_object_set_new(o, "pfc", pfc_json(p));
-	json_object_set_new(o, "new", json_boolean(p->is_new));
-	return o;
+	print_close(pr);
+	port_details(pr, p, false);
+	pfc(pr, p);
+	print_bool(pr, PRINT_JSON, "new", NULL, p->is_new, NULL, NULL);
+	print_close(pr);
 }
 
 static void iso_time(const struct timespec *ts, char *buf, size_t cap)
@@ -247,155 +317,123 @@ static void iso_time(const struct timespec *ts, char *buf, size_t cap)
 	snprintf(buf, cap, "%s.%03ldZ", base, ts->tv_nsec / 1000000);
 }
 
-/* Soft-engine processes: totals and per-QP counters, as {value, rate}. */
-static json_t *engines_json(const struct ctr_snapshot *s)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < s->nengines; i++) {
-		const struct ctr_engine *e = &s->engines[i];
-		json_t *c = json_object();
-
-		for (size_t k = 0; k < e->set.n; k++)
-			json_object_set_new(c, e->set.c[k].name, counter_json(&e->set.c[k]));
-		json_array_append_new(a, json_pack("{s:i, s:s, s:o}", "pid", e->pid, "name",
-						   e->name, "counters", c));
-	}
-	return a;
-}
-
-static void emit_json(const struct top_state *st)
-{
-	const struct ctr_snapshot *s = &st->cur;
-	json_t *o = json_object(), *ports = json_array(), *gone = json_array(), *ns;
-	char when[48];
-
-	iso_time(&s->wall, when, sizeof(when));
-	json_object_set_new(o, "time", json_string(when));
-	json_object_set_new(o, "host", json_string(st->host));
-	json_object_set_new(o, "interval_s", json_real(s->interval_s));
-	json_object_set_new(o, "sysfs_root", json_string(st->o->ctr.sysfs_root ?
-							  st->o->ctr.sysfs_root : CTR_SYSFS_ROOT));
-	json_object_set_new(o, "proc_root", json_string(st->o->ctr.proc_root ?
-							 st->o->ctr.proc_root : CTR_PROC_ROOT));
-	json_object_set_new(o, "rdma_devices", json_integer((json_int_t)s->rdma_devices));
-	for (size_t i = 0; i < s->nports; i++)
-		json_array_append_new(ports, port_json(&s->ports[i]));
-	json_object_set_new(o, "ports", ports);
-	ns = s->have_netstat ? json_object() : json_null();
-	for (size_t i = 0; s->have_netstat && i < s->netstat.n; i++)
-		json_object_set_new(ns, s->netstat.c[i].name, counter_json(&s->netstat.c[i]));
-	json_object_set_new(o, "netstat", ns);
-	json_object_set_new(o, "engines", engines_json(s));
-	for (size_t i = 0; i < s->ngone; i++)
-		json_array_append_new(gone, json_string(s->gone[i]));
-	json_object_set_new(o, "gone", gone);
-	report_emit(stdout, o);
-}
-
-/* --- batch text ---------------------------------------------------------------- */
-
-static void print_counters(FILE *out, const struct ctr_port *p, bool totals)
-{
-	char name[80];
-
-	top_port_name(p, name, sizeof(name));
-	fprintf(out, " %s: every counter (source, value, rate/s)\n", name);
-	for (size_t i = 0; i < p->set.n; i++) {
-		const struct ctr_counter *c = &p->set.c[i];
-		char rate[16];
-
-		top_rate_text(c, rate, sizeof(rate));
-		fprintf(out, "  %-40s %-18s %20llu %10s%s\n", c->name,
-			ctr_src_name((enum ctr_src)c->src), (unsigned long long)c->value,
-			totals ? "" : rate,
-			c->flags & CTR_F_RESET ? " (reset)" : "");
-	}
-	if (p->ethtool_error[0])
-		fprintf(out, "  (no ethtool statistics: %s)\n", p->ethtool_error);
-	if (p->dcb_known)
-		fprintf(out, "  (DCB: pfc_cap %u, PFC enabled on priorities 0x%02x)\n", p->pfc_cap,
-			p->pfc_en);
-	else if (p->dcb_error[0])
-		fprintf(out, "  (no DCB PFC: %s)\n", p->dcb_error);
-	if (p->pause_known)
-		fprintf(out, "  (pause: autoneg %s, rx %s, tx %s)\n", p->pause_autoneg ? "on" : "off",
-			p->pause_rx ? "on" : "off", p->pause_tx ? "on" : "off");
-	else if (p->pause_error[0])
-		fprintf(out, "  (no pause statistics: %s)\n", p->pause_error);
-}
-
-static void print_table(struct report *r, const struct top_state *st)
+/* The text table of ports: the same cells as the live screen. */
+static void ports_table(struct report *r, const struct top_state *st)
 {
 	const struct ctr_snapshot *s = &st->cur;
 	bool totals = st->o->totals;
-	struct report_col rcols[TOP_COL_COUNT];
+	struct report_col cols[TOP_COL_COUNT];
 	struct report_value vals[TOP_COL_COUNT];
-	char heads[TOP_COL_COUNT][32];
-	char (*cells)[TOP_COL_COUNT][32] = calloc(s->nports ? s->nports : 1, sizeof(*cells));
-	int widths[TOP_COL_COUNT];
+	char cells[TOP_COL_COUNT][32];
 
-	if (!cells)
-		return;
 	for (int c = 0; c < TOP_COL_COUNT; c++) {
 		const struct top_col_info *ci = top_col((enum top_col)c);
 		const char *h = totals ? ci->total_head : ci->rate_head;
 
-		widths[c] = (int)strlen(h);
-		for (size_t i = 0; i < s->nports; i++) {
+		cols[c] = (struct report_col){ h, h, REPORT_STR, 0 };
+	}
+	report_table_fit(r, cols, TOP_COL_COUNT);
+	for (size_t i = 0; i < s->nports; i++) {
+		for (int c = 0; c < TOP_COL_COUNT; c++) {
 			bool hot;
 
-			top_cell(&s->ports[i], (enum top_col)c, totals, cells[i][c], sizeof(cells[i][c]),
-				 &hot);
-			if ((int)strlen(cells[i][c]) > widths[c])
-				widths[c] = (int)strlen(cells[i][c]);
+			top_cell(&s->ports[i], (enum top_col)c, totals, cells[c], sizeof(cells[c]), &hot);
+			vals[c] = RV_STR(cells[c]);
 		}
-		snprintf(heads[c], sizeof(heads[c]), "%-*s", widths[c], h);
-		rcols[c] = (struct report_col){ heads[c], h, REPORT_STR, 0 };
-	}
-	report_table_begin(r, rcols, TOP_COL_COUNT);
-	for (size_t i = 0; i < s->nports; i++) {
-		for (int c = 0; c < TOP_COL_COUNT; c++)
-			vals[c] = RV_STR(cells[i][c]);
 		report_table_row(r, vals);
 	}
 	report_table_end(r);
-	free(cells);
 }
 
-static void print_engine(const struct ctr_engine *e, bool totals)
-{
-	char line[512];
-
-	top_engine_line(e, totals, line, sizeof(line));
-	printf(" %s\n", line);
-}
-
-static void print_text(const struct top_state *st)
+/*
+ * One interval: the JSON object (--json), or the batch text (-b): a
+ * heading line, the ports table, the host's ECN counters, the soft
+ * engines, ports gone, and with -v every counter of every port.
+ */
+static void render(struct printer *pr, const struct top_state *st)
 {
 	const struct ctr_snapshot *s = &st->cur;
-	char when[32], ecn[256];
-	struct report r;
+	bool totals = st->o->totals;
+	const char *proc = st->o->ctr.proc_root ? st->o->ctr.proc_root : CTR_PROC_ROOT;
+	char when[48], ecn[256];
 	struct tm tm;
 
+	iso_time(&s->wall, when, sizeof(when));
+	print_string(pr, PRINT_JSON, "time", NULL, when);
+	print_string(pr, PRINT_ANY, "host", "rdmakit top - %s - ", st->host);
 	localtime_r(&s->wall.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	printf("rdmakit top - %s - %s - interval %.2f s - %s\n", st->host, when, s->interval_s,
-	       st->o->totals ? "totals" : "rates per second");
-	report_init(&r, "top", RDMAKIT_VERSION, false, false, stdout, stderr);
-	if (s->nports)
-		print_table(&r, st);
-	top_ecn_line(s, st->o->totals, ecn, sizeof(ecn));
+	print_string(pr, PRINT_FP, NULL, "%s - ", when);
+	print_float(pr, PRINT_ANY, "interval_s", "interval %.2f s - ", s->interval_s);
+	print_string(pr, PRINT_FP, NULL, "%s\n", totals ? "totals" : "rates per second");
+	print_string(pr, PRINT_JSON, "sysfs_root", NULL,
+		     st->o->ctr.sysfs_root ? st->o->ctr.sysfs_root : CTR_SYSFS_ROOT);
+	print_string(pr, PRINT_JSON, "proc_root", NULL, proc);
+	print_uint(pr, PRINT_JSON, "rdma_devices", NULL, s->rdma_devices);
+
+	if (pr->json) {
+		print_open_array(pr, "ports");
+		for (size_t i = 0; i < s->nports; i++)
+			port(pr, &s->ports[i]);
+		print_close(pr);
+	} else if (s->nports) {
+		struct report r;
+
+		report_init(&r, "top", RDMAKIT_VERSION, false, false, pr->out, stderr);
+		ports_table(&r, st);
+		report_finish(&r);
+	}
+
+	if (s->have_netstat) {
+		print_open_object(pr, "netstat");
+		counter_members(pr, &s->netstat);
+		print_close(pr);
+	} else {
+		print_null(pr, PRINT_JSON, "netstat", NULL, NULL);
+	}
+	top_ecn_line(s, totals, ecn, sizeof(ecn));
 	if (ecn[0])
-		printf(" host ECN (%s/net/netstat IpExt): %s\n",
-		       st->o->ctr.proc_root ? st->o->ctr.proc_root : CTR_PROC_ROOT, ecn);
-	for (size_t i = 0; i < s->nengines; i++)
-		print_engine(&s->engines[i], st->o->totals);
+		print_fp(pr, " host ECN (%s/net/netstat IpExt): %s\n", proc, ecn);
+
+	print_open_array(pr, "engines");
+	for (size_t i = 0; i < s->nengines; i++) {
+		const struct ctr_engine *e = &s->engines[i];
+		char line[512];
+
+		top_engine_line(e, totals, line, sizeof(line));
+		print_fp(pr, " %s\n", line);
+		print_open_object(pr, NULL);
+		print_int(pr, PRINT_JSON, "pid", NULL, e->pid);
+		print_string(pr, PRINT_JSON, "name", NULL, e->name);
+		print_open_object(pr, "counters");
+		counter_members(pr, &e->set);
+		print_close(pr);
+		print_close(pr);
+	}
+	print_close(pr);
+
+	print_open_array(pr, "gone");
 	for (size_t i = 0; i < s->ngone; i++)
-		printf(" gone: %s\n", s->gone[i]);
-	for (size_t i = 0; st->o->verbose && i < s->nports; i++)
-		print_counters(stdout, &s->ports[i], st->o->totals);
-	report_finish(&r);
+		print_string(pr, PRINT_ANY, NULL, " gone: %s\n", s->gone[i]);
+	print_close(pr);
+
+	for (size_t i = 0; !pr->json && st->o->verbose && i < s->nports; i++)
+		port_details(pr, &s->ports[i], totals);
+}
+
+static void emit(const struct top_state *st)
+{
+	struct printer pr;
+	json_t *o;
+
+	printer_init(&pr, stdout, st->o->json);
+	render(&pr, st);
+	o = printer_take(&pr);
+	if (o)
+		report_emit(stdout, o);
+	else if (st->o->json)
+		fprintf(stderr, "rdmakit top: out of memory for this interval's JSON\n");
+	fflush(stdout);
 }
 
 /* --- the command ----------------------------------------------------------------- */
@@ -487,10 +525,7 @@ static int run_batch(struct top_state *st)
 		sleep_until(next);
 		if (top_sample(st) < 0)
 			return runtime_error("top", "%s", st->err);
-		if (o->json)
-			emit_json(st);
-		else
-			print_text(st);
+		emit(st);
 		fflush(stdout);
 	}
 	return EXIT_OK;
