@@ -57,119 +57,30 @@ static int devices_opt(void *ctx, int key, const char *arg)
 	return 0;
 }
 
-/* --- human tables: report.c tables whose columns fit their widest cell ------ */
-
-#define TBL_MAX_COLS 10
-
-struct tbl {
-	size_t ncols, nrows, cap;
-	const char *heads[TBL_MAX_COLS];
-	char **cells;			/* nrows * ncols strings */
-	bool oom;
-};
-
-static void tbl_init(struct tbl *t, size_t ncols, const char *const *heads)
-{
-	memset(t, 0, sizeof(*t));
-	t->ncols = ncols;
-	for (size_t i = 0; i < ncols; i++)
-		t->heads[i] = heads[i];
-}
-
-/* Adds a row of ncols strings (copied). */
-static void tbl_row(struct tbl *t, const char *const *vals)
-{
-	if (t->oom)
-		return;
-	if (t->nrows == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 8;
-		char **p = realloc(t->cells, ncap * t->ncols * sizeof(*p));
-
-		if (!p) {
-			t->oom = true;
-			return;
-		}
-		t->cells = p;
-		t->cap = ncap;
-	}
-	for (size_t i = 0; i < t->ncols; i++) {
-		char **cell = &t->cells[t->nrows * t->ncols + i];
-
-		*cell = strdup(vals[i] ? vals[i] : "-");
-		if (!*cell)
-			t->oom = true;
-	}
-	t->nrows++;
-}
-
-static void tbl_print(struct report *r, struct tbl *t)
-{
-	struct report_col cols[TBL_MAX_COLS];
-	struct report_value vals[TBL_MAX_COLS];
-	int widths[TBL_MAX_COLS];
-
-	/* Each column as wide as its widest cell: report.c pads to these. */
-	for (size_t i = 0; i < t->ncols; i++) {
-		size_t w = strlen(t->heads[i]);
-
-		for (size_t row = 0; row < t->nrows; row++) {
-			const char *c = t->cells[row * t->ncols + i];
-			size_t l = c ? strlen(c) : 0;
-
-			if (l > w)
-				w = l;
-		}
-		widths[i] = (int)w;
-		cols[i] = (struct report_col){ t->heads[i], t->heads[i], REPORT_STR, 0 };
-	}
-	report_table_begin_widths(r, cols, t->ncols, widths);
-	for (size_t row = 0; row < t->nrows; row++) {
-		for (size_t i = 0; i < t->ncols; i++)
-			vals[i] = RV_STR(t->cells[row * t->ncols + i]);
-		report_table_row(r, vals);
-	}
-	report_table_end(r);
-}
-
-static void tbl_free(struct tbl *t)
-{
-	for (size_t i = 0; i < t->nrows * t->ncols; i++)
-		free(t->cells[i]);
-	free(t->cells);
-	memset(t, 0, sizeof(*t));
-}
-
 /* --- verbs -------------------------------------------------------------------- */
 
-static json_t *str_or_null(const char *s)
+/* A string cell: JSON null and text "-" when empty. */
+static struct report_value str_or_none(const char *s)
 {
-	return s && *s ? json_string(s) : json_null();
+	return s && *s ? RV_STR(s) : RV_NONE;
 }
 
-static json_t *port_json(const struct devinfo_dev *d, const struct devinfo_port *p)
+/* The GIDs of a port, under its JSON row; text lists them in tables of
+ * their own (gid_tables). */
+static void attach_gids(struct report *r, const struct devinfo_port *p)
 {
-	json_t *o = json_object(), *gids = json_array();
+	json_t *gids = json_array();
 
-	json_object_set_new(o, "engine", json_string("verbs"));
-	json_object_set_new(o, "device", json_string(d->name));
-	json_object_set_new(o, "node_guid", json_string(d->node_guid));
-	json_object_set_new(o, "transport", json_string(d->transport));
-	json_object_set_new(o, "port", json_integer(p->port));
-	json_object_set_new(o, "state", str_or_null(p->state));
-	json_object_set_new(o, "link_layer", str_or_null(p->link_layer));
-	json_object_set_new(o, "mtu_bytes", p->mtu_bytes ? json_integer(p->mtu_bytes) : json_null());
-	json_object_set_new(o, "rate_gbps", p->rate_gbps > 0 ? json_real(p->rate_gbps) : json_null());
-	json_object_set_new(o, "netdev", str_or_null(p->netdev));
 	for (size_t i = 0; i < p->ngids; i++) {
 		const struct devinfo_gid *g = &p->gids[i];
 
 		json_array_append_new(gids, json_pack("{s:i, s:s, s:o, s:o}", "index", g->index,
-						      "gid", g->gid, "type", str_or_null(g->type),
-						      "netdev", str_or_null(g->netdev)));
+						      "gid", g->gid, "type", g->type[0] ?
+						      json_string(g->type) : json_null(), "netdev",
+						      g->netdev[0] ? json_string(g->netdev) :
+						      json_null()));
 	}
-	json_object_set_new(o, "gids", gids);
-	json_object_set_new(o, "default_gid_index", json_integer(p->default_gid_index));
-	return o;
+	report_row_attach(r, "gids", gids);
 }
 
 /* Reports device and port errors; returns how many there were. */
@@ -194,47 +105,63 @@ static int verbs_errors(struct report *r, const struct devinfo_list *l)
 	return n;
 }
 
-static void verbs_json(struct report *r, const struct devinfo_list *l)
+/* One row per port: the text table's columns and the JSON results. */
+static void verbs_ports(struct report *r, const struct devinfo_list *l)
 {
-	for (size_t i = 0; i < l->ndevs; i++)
-		for (size_t p = 0; p < l->devs[i].nports; p++)
-			if (!l->devs[i].ports[p].error[0])
-				report_result(r, port_json(&l->devs[i], &l->devs[i].ports[p]));
-}
-
-static void verbs_text(struct report *r, const struct devinfo_list *l)
-{
-	static const char *const port_heads[] = {
-		"device", "port", "state", "link", "MTU", "rate[Gb/s]", "netdev", "GIDs",
-		"GID index", "node GUID",
+	static const struct report_col cols[] = {
+		{ NULL, "engine", REPORT_STR, 0 },
+		{ "device", "device", REPORT_STR, 0 },
+		{ NULL, "node_guid", REPORT_STR, 0 },
+		{ NULL, "transport", REPORT_STR, 0 },
+		{ "port", "port", REPORT_I64, 0 },
+		{ "state", "state", REPORT_STR, 0 },
+		{ "link", "link_layer", REPORT_STR, 0 },
+		{ "MTU", "mtu_bytes", REPORT_U64, 0 },
+		{ "rate[Gb/s]", "rate_gbps", REPORT_DOUBLE, 0 },
+		{ "netdev", "netdev", REPORT_STR, 0 },
+		{ "GIDs", NULL, REPORT_U64, 0 },
+		{ "GID index", "default_gid_index", REPORT_I64, 0 },
+		{ "node GUID", NULL, REPORT_STR, 0 },
 	};
-	static const char *const gid_heads[] = { "index", "GID", "type", "netdev", "IPv4", "default" };
-	struct tbl t;
 
-	fprintf(r->out, "RDMA devices (--engine verbs):\n");
-	tbl_init(&t, 10, port_heads);
+	report_table_fit(r, cols, sizeof(cols) / sizeof(cols[0]));
 	for (size_t i = 0; i < l->ndevs; i++) {
 		const struct devinfo_dev *d = &l->devs[i];
 
 		for (size_t pi = 0; pi < d->nports; pi++) {
 			const struct devinfo_port *p = &d->ports[pi];
-			char port[16], mtu[16], rate[32], ngids[16], def[16];
+			char rate[32];
 
 			if (p->error[0])
 				continue;
-			snprintf(port, sizeof(port), "%d", p->port);
-			snprintf(mtu, sizeof(mtu), "%u", p->mtu_bytes);
 			snprintf(rate, sizeof(rate), "%g", p->rate_gbps);
-			snprintf(ngids, sizeof(ngids), "%zu", p->ngids);
-			snprintf(def, sizeof(def), "%d", p->default_gid_index);
-			tbl_row(&t, (const char *const[]){
-				d->name, port, p->state, p->link_layer, p->mtu_bytes ? mtu : NULL,
-				p->rate_gbps > 0 ? rate : NULL, p->netdev[0] ? p->netdev : NULL,
-				ngids, def, d->node_guid });
+			report_table_row(r, (const struct report_value[]){
+				RV_STR("verbs"), RV_STR(d->name), RV_STR(d->node_guid),
+				RV_STR(d->transport), RV_I64(p->port), str_or_none(p->state),
+				str_or_none(p->link_layer),
+				p->mtu_bytes ? RV_U64(p->mtu_bytes) : RV_NONE,
+				p->rate_gbps > 0 ? (struct report_value){ .d = p->rate_gbps,
+									  .text = rate } : RV_NONE,
+				str_or_none(p->netdev), RV_U64(p->ngids),
+				RV_I64(p->default_gid_index), RV_STR(d->node_guid) });
+			attach_gids(r, p);
 		}
 	}
-	tbl_print(r, &t);
-	tbl_free(&t);
+	report_table_end(r);
+}
+
+/* Text: each port's GIDs, with the one --engine verbs picks marked. */
+static void gid_tables(struct report *r, const struct devinfo_list *l)
+{
+	static const struct report_col cols[] = {
+		{ "index", "index", REPORT_I64, 0 },
+		{ "GID", "gid", REPORT_STR, 0 },
+		{ "type", "type", REPORT_STR, 0 },
+		{ "netdev", "netdev", REPORT_STR, 0 },
+		{ "IPv4", "ipv4", REPORT_STR, 0 },
+		{ "default", "default", REPORT_STR, 0 },
+	};
+
 	for (size_t i = 0; i < l->ndevs; i++) {
 		const struct devinfo_dev *d = &l->devs[i];
 
@@ -249,22 +176,20 @@ static void verbs_text(struct report *r, const struct devinfo_list *l)
 				fprintf(r->out, " (none)\n");
 				continue;
 			}
-			tbl_init(&t, 6, gid_heads);
+			report_table_fit(r, cols, sizeof(cols) / sizeof(cols[0]));
 			for (size_t gi = 0; gi < p->ngids; gi++) {
 				const struct devinfo_gid *g = &p->gids[gi];
-				char idx[16], v4[16];
+				char v4[16];
 
-				snprintf(idx, sizeof(idx), "%d", g->index);
 				snprintf(v4, sizeof(v4), "%u.%u.%u.%u", g->raw[12], g->raw[13],
 					 g->raw[14], g->raw[15]);
-				tbl_row(&t, (const char *const[]){
-					idx, g->gid, g->type[0] ? g->type : NULL,
-					g->netdev[0] ? g->netdev : NULL,
-					devinfo_gid_is_ipv4(g->raw) ? v4 : NULL,
-					g->index == p->default_gid_index ? "yes" : "" });
+				report_table_row(r, (const struct report_value[]){
+					RV_I64(g->index), RV_STR(g->gid), str_or_none(g->type),
+					str_or_none(g->netdev),
+					devinfo_gid_is_ipv4(g->raw) ? RV_STR(v4) : RV_NONE,
+					RV_STR(g->index == p->default_gid_index ? "yes" : "") });
 			}
-			tbl_print(r, &t);
-			tbl_free(&t);
+			report_table_end(r);
 		}
 	}
 }
@@ -281,50 +206,43 @@ static void no_devices_reason(const struct devinfo_list *l, char *buf, size_t ca
 
 /* --- soft --------------------------------------------------------------------- */
 
-static json_t *addr_json(const struct devinfo_addr *a)
+/* The addresses the soft engine can bind, one row each. */
+static void soft_addrs(struct report *r, const struct devinfo_addr *a, size_t n)
 {
-	json_t *o = json_object();
-
-	json_object_set_new(o, "engine", json_string("soft"));
-	json_object_set_new(o, "interface", json_string(a->ifname));
-	json_object_set_new(o, "address", json_string(a->address));
-	json_object_set_new(o, "family", json_string(a->family == AF_INET ? "ipv4" : "ipv6"));
-	json_object_set_new(o, "loopback", json_boolean(a->loopback));
-	json_object_set_new(o, "if_mtu", a->if_mtu ? json_integer(a->if_mtu) : json_null());
-	json_object_set_new(o, "roce_mtu", a->roce_mtu ? json_integer(a->roce_mtu) : json_null());
-	json_object_set_new(o, "port_4791", json_string(devinfo_port_state_str(a->port_4791)));
-	return o;
-}
-
-static void soft_text(struct report *r, const struct devinfo_addr *a, size_t n)
-{
-	static const char *const heads[] = {
-		"interface", "address", "family", "loopback", "MTU", "RoCE MTU", "UDP 4791",
+	static const struct report_col cols[] = {
+		{ NULL, "engine", REPORT_STR, 0 },
+		{ "interface", "interface", REPORT_STR, 0 },
+		{ "address", "address", REPORT_STR, 0 },
+		{ "family", "family", REPORT_STR, 0 },
+		{ "loopback", "loopback", REPORT_BOOL, 0 },
+		{ "MTU", "if_mtu", REPORT_U64, 0 },
+		{ "RoCE MTU", "roce_mtu", REPORT_U64, 0 },
+		{ "UDP 4791", "port_4791", REPORT_STR, 0 },
 	};
-	struct tbl t;
 
 	if (!n) {
-		fprintf(r->out, " (no UP interface has an address; bring one up, e.g. "
-			"'ip link set lo up')\n");
+		if (!r->json)
+			fprintf(r->out, " (no UP interface has an address; bring one up, e.g. "
+				"'ip link set lo up')\n");
 		return;
 	}
-	tbl_init(&t, 7, heads);
+	report_table_fit(r, cols, sizeof(cols) / sizeof(cols[0]));
 	for (size_t i = 0; i < n; i++) {
-		char mtu[16], roce[16], port[64];
+		bool v4 = a[i].family == AF_INET;
+		const char *port = devinfo_port_state_str(a[i].port_4791);
+		char why[64];
 
-		snprintf(mtu, sizeof(mtu), "%u", a[i].if_mtu);
-		snprintf(roce, sizeof(roce), "%u", a[i].roce_mtu);
-		if (a[i].port_4791 == DEVINFO_PORT_UNAVAILABLE)
-			snprintf(port, sizeof(port), "unavailable (%s)", strerror(a[i].port_errno));
-		else
-			snprintf(port, sizeof(port), "%s", devinfo_port_state_str(a[i].port_4791));
-		tbl_row(&t, (const char *const[]){
-			a[i].ifname, a[i].address, a[i].family == AF_INET ? "IPv4" : "IPv6",
-			a[i].loopback ? "yes" : "no", a[i].if_mtu ? mtu : NULL,
-			a[i].roce_mtu ? roce : "too small", port });
+		snprintf(why, sizeof(why), "%s (%s)", port, strerror(a[i].port_errno));
+		report_table_row(r, (const struct report_value[]){
+			RV_STR("soft"), RV_STR(a[i].ifname), RV_STR(a[i].address),
+			(struct report_value){ .s = v4 ? "ipv4" : "ipv6", .text = v4 ? "IPv4" : "IPv6" },
+			RV_BOOL(a[i].loopback), a[i].if_mtu ? RV_U64(a[i].if_mtu) : RV_NONE,
+			a[i].roce_mtu ? RV_U64(a[i].roce_mtu) :
+					(struct report_value){ .none = true, .text = "too small" },
+			(struct report_value){ .s = port, .text = a[i].port_4791 ==
+					       DEVINFO_PORT_UNAVAILABLE ? why : NULL } });
 	}
-	tbl_print(r, &t);
-	tbl_free(&t);
+	report_table_end(r);
 }
 
 /* --- the command ----------------------------------------------------------------- */
@@ -374,28 +292,27 @@ int cmd_devices(int argc, char **argv, const struct global_opts *gin)
 		report_param(&r, "Verbs", "verbs", REPORT_BOOL, RV_BOOL(show_verbs));
 		report_param(&r, "Soft", "soft", REPORT_BOOL, RV_BOOL(show_soft));
 		report_param(&r, "RDMA devices", "verbs_devices", REPORT_U64, RV_U64(l.ndevs));
-		if (show_verbs)
-			verbs_json(&r, &l);
-		for (size_t i = 0; show_soft && i < naddrs; i++)
-			report_result(&r, addr_json(&addrs[i]));
-	} else {
-		if (show_verbs && l.ndevs) {
-			verbs_text(&r, &l);
-		} else if (show_verbs) {
-			no_devices_reason(&l, why, sizeof(why));
-			if (show_soft)
-				fprintf(r.out, "%s; the soft engine can use:\n", why);
-			else
-				fprintf(r.out, "%s; 'rdmakit devices --soft' lists what the soft "
-					"engine can use\n", why);
-		}
-		if (show_soft) {
-			if (show_verbs && l.ndevs)
-				fprintf(r.out, "Soft engine addresses (--engine soft):\n");
-			else if (!show_verbs)
-				fprintf(r.out, "The soft engine (--engine soft) can use:\n");
-			soft_text(&r, addrs, naddrs);
-		}
+	}
+	if (show_verbs && l.ndevs) {
+		if (!r.json)
+			fprintf(r.out, "RDMA devices (--engine verbs):\n");
+		verbs_ports(&r, &l);
+		if (!r.json)
+			gid_tables(&r, &l);
+	} else if (show_verbs && !r.json) {
+		no_devices_reason(&l, why, sizeof(why));
+		if (show_soft)
+			fprintf(r.out, "%s; the soft engine can use:\n", why);
+		else
+			fprintf(r.out, "%s; 'rdmakit devices --soft' lists what the soft "
+				"engine can use\n", why);
+	}
+	if (show_soft) {
+		if (!r.json && show_verbs && l.ndevs)
+			fprintf(r.out, "Soft engine addresses (--engine soft):\n");
+		else if (!r.json && !show_verbs)
+			fprintf(r.out, "The soft engine (--engine soft) can use:\n");
+		soft_addrs(&r, addrs, naddrs);
 	}
 	if (show_verbs)
 		errors = verbs_errors(&r, &l);
