@@ -265,6 +265,23 @@ static int validate(const struct capture_opts *o)
 	return 0;
 }
 
+/* The diagnosis: a table and findings, or one JSON line {"summary": ...}. */
+static void summary(const struct flow_table *flows, bool json)
+{
+	struct printer pr;
+	json_t *o;
+
+	printer_init(&pr, stdout, json);
+	print_open_object(&pr, "summary");
+	render_summary(&pr, flows);
+	print_close(&pr);
+	o = printer_take(&pr);
+	if (o)
+		report_emit(stdout, o);
+	else if (json)
+		fprintf(stderr, "rdmakit capture: out of memory for the summary's JSON\n");
+}
+
 int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
@@ -320,10 +337,10 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 	if (sinkp)
 		sink_close(sinkp);
 	if (r.print_packets || o.summary || r.src.live) {
-		if (r.json && !(o.write && strcmp(o.write, "-") == 0))
-			report_emit(stdout, json_pack("{s:o}", "summary", render_summary_json(&r.flows)));
-		else if (o.summary || r.src.live)
-			render_summary_text(stdout, &r.flows);
+		bool json = r.json && !(o.write && strcmp(o.write, "-") == 0);
+
+		if (json || o.summary || r.src.live)
+			summary(&r.flows, json);
 	}
 	fflush(stdout);
 	if (r.src.live && !r.pipe.rdma_packets)

@@ -71,11 +71,17 @@ void pipeline_record(struct fuzz_pipeline *fp, int dlt, const uint8_t *data, siz
 
 void pipeline_finish(struct fuzz_pipeline *fp)
 {
-	json_t *s = render_summary_json(&fp->flows);
-	char *text = json_dumps(s, JSON_COMPACT);
+	for (int json = 0; json < 2; json++) {
+		struct printer pr;
+		json_t *s;
+		char *text;
 
-	free(text);
-	json_decref(s);
-	render_summary_text(fp->sink, &fp->flows);
+		printer_init(&pr, fp->sink, json);
+		render_summary(&pr, &fp->flows);
+		s = printer_take(&pr);
+		text = s ? json_dumps(s, JSON_COMPACT) : NULL;
+		free(text);
+		json_decref(s);
+	}
 	flows_free(&fp->flows);
 }

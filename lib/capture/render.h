@@ -14,6 +14,7 @@
 
 #include "flows.h"
 #include "icrc.h"
+#include "print.h"
 #include "wire.h"
 
 struct pkt_view {
@@ -57,10 +58,9 @@ size_t render_aeth_text(char *buf, size_t cap, uint8_t syndrome);
  * 0 when it does not fit in cap. */
 size_t render_json_real(char *out, size_t cap, double d);
 
-/* The summary: an object with totals, "flows" and "problems". */
-json_t *render_summary_json(const struct flow_table *t);
-/* The same as a table plus plain-words findings, to out. */
-void render_summary_text(FILE *out, const struct flow_table *t);
+/* The summary: totals, "flows" and "problems" in JSON; in text a table of
+ * flows and the findings in plain words. */
+void render_summary(struct printer *pr, const struct flow_table *t);
 
 const char *render_ecn_name(uint8_t ecn);
 

@@ -116,36 +116,27 @@ static void flow_problems(const struct flow *f, json_t *problems)
 	}
 }
 
-static json_t *delay_json(const struct hist *h)
+/* ACK delay of a flow in microseconds: JSON count and percentiles, text the
+ * p50 and p99 columns. */
+static void ack_delay(struct printer *pr, const struct hist *h)
 {
-	json_t *o = json_object();
-
-	json_object_set_new(o, "count", json_integer((json_int_t)hist_count(h)));
-	if (!hist_count(h))
-		return o;
-	json_object_set_new(o, "min", json_real((double)hist_min(h) / 1e3));
-	json_object_set_new(o, "p50", json_real((double)hist_percentile(h, 50) / 1e3));
-	json_object_set_new(o, "p99", json_real((double)hist_percentile(h, 99) / 1e3));
-	json_object_set_new(o, "p99_9", json_real((double)hist_percentile(h, 99.9) / 1e3));
-	json_object_set_new(o, "max", json_real((double)hist_max(h) / 1e3));
-	return o;
+	print_open_object(pr, "ack_delay_us");
+	print_uint(pr, PRINT_JSON, "count", NULL, hist_count(h));
+	if (hist_count(h)) {
+		print_float(pr, PRINT_JSON, "min", NULL, (double)hist_min(h) / 1e3);
+		print_float(pr, PRINT_ANY, "p50", " %10.3f", (double)hist_percentile(h, 50) / 1e3);
+		print_float(pr, PRINT_ANY, "p99", " %10.3f", (double)hist_percentile(h, 99) / 1e3);
+		print_float(pr, PRINT_JSON, "p99_9", NULL, (double)hist_percentile(h, 99.9) / 1e3);
+		print_float(pr, PRINT_JSON, "max", NULL, (double)hist_max(h) / 1e3);
+	} else {
+		print_fp(pr, " %10s %10s", "-", "-");
+	}
+	print_close(pr);
 }
 
-static json_t *flow_json(const struct flow *f)
+static void opcodes(struct printer *pr, const struct flow *f)
 {
-	json_t *o = json_object(), *ops = json_object(), *naks = json_object();
-	char addr[64];
-
-	flow_addr_str(&f->key, false, addr, sizeof(addr));
-	json_object_set_new(o, "src", json_string(addr));
-	flow_addr_str(&f->key, true, addr, sizeof(addr));
-	json_object_set_new(o, "dst", json_string(addr));
-	json_object_set_new(o, "dest_qp", json_integer(f->key.dqpn));
-	json_object_set_new(o, "packets", json_integer((json_int_t)f->packets));
-	json_object_set_new(o, "bytes", json_integer((json_int_t)f->bytes));
-	json_object_set_new(o, "payload_bytes", json_integer((json_int_t)f->payload_bytes));
-	json_object_set_new(o, "duration_s", json_real(seconds(f->first_ns, f->last_ns)));
-	json_object_set_new(o, "goodput_gbps", json_real(goodput_gbps(f)));
+	print_open_object(pr, "opcodes");
 	for (int op = 0; op < 256; op++) {
 		const char *name = wire_opcode_name((uint8_t)op);
 		char unknown[32];
@@ -156,88 +147,88 @@ static json_t *flow_json(const struct flow *f)
 			snprintf(unknown, sizeof(unknown), "0x%02x", op);
 			name = unknown;
 		}
-		json_object_set_new(ops, name, json_integer((json_int_t)f->opcodes[op]));
+		print_uint(pr, PRINT_JSON, name, NULL, f->opcodes[op]);
 	}
-	json_object_set_new(o, "opcodes", ops);
-	json_object_set_new(o, "retransmits", json_integer((json_int_t)f->retransmits));
-	json_object_set_new(o, "psn_gaps", json_integer((json_int_t)f->psn_gaps));
-	json_object_set_new(o, "psn_restarts", json_integer((json_int_t)f->restarts));
-	json_object_set_new(o, "out_of_order", json_integer((json_int_t)f->out_of_order));
+	print_close(pr);
+}
+
+/* One flow: a row of the text table, an object of the JSON "flows". */
+static void flow(struct printer *pr, const struct flow *f)
+{
+	char addr[64], name[200];
+
+	flow_name(f, name, sizeof(name));
+	print_open_object(pr, NULL);
+	flow_addr_str(&f->key, false, addr, sizeof(addr));
+	print_string(pr, PRINT_JSON, "src", NULL, addr);
+	flow_addr_str(&f->key, true, addr, sizeof(addr));
+	print_string(pr, PRINT_JSON, "dst", NULL, addr);
+	print_uint(pr, PRINT_JSON, "dest_qp", NULL, f->key.dqpn);
+	print_string(pr, PRINT_FP, NULL, "%-52s", name);
+	print_uint(pr, PRINT_ANY, "packets", " %9llu", f->packets);
+	print_uint(pr, PRINT_ANY, "bytes", " %12llu", f->bytes);
+	print_uint(pr, PRINT_JSON, "payload_bytes", NULL, f->payload_bytes);
+	print_float(pr, PRINT_JSON, "duration_s", NULL, seconds(f->first_ns, f->last_ns));
+	print_float(pr, PRINT_ANY, "goodput_gbps", " %9.3f", goodput_gbps(f));
+	opcodes(pr, f);
+	print_uint(pr, PRINT_ANY, "retransmits", " %6llu", f->retransmits);
+	print_uint(pr, PRINT_ANY, "psn_gaps", " %6llu", f->psn_gaps);
+	print_uint(pr, PRINT_JSON, "psn_restarts", NULL, f->restarts);
+	print_uint(pr, PRINT_JSON, "out_of_order", NULL, f->out_of_order);
+	print_open_object(pr, "naks");
 	for (int i = 0; i < FLOW_NAK_CODES; i++)
-		json_object_set_new(naks, nak_keys[i], json_integer((json_int_t)f->naks[i]));
-	json_object_set_new(naks, "other", json_integer((json_int_t)f->naks_other));
-	json_object_set_new(o, "naks", naks);
-	json_object_set_new(o, "rnr_naks", json_integer((json_int_t)f->rnr_naks));
-	json_object_set_new(o, "dup_acks", json_integer((json_int_t)f->dup_acks));
-	json_object_set_new(o, "cnps", json_integer((json_int_t)f->cnps));
-	json_object_set_new(o, "ce_marked", json_integer((json_int_t)f->ce_marked));
-	json_object_set_new(o, "icrc_bad", json_integer((json_int_t)f->icrc_bad));
-	json_object_set_new(o, "gso_segments", json_integer((json_int_t)f->gso_aggregates));
-	json_object_set_new(o, "ack_delay_us", delay_json(&f->ack_delay));
-	return o;
+		print_uint(pr, PRINT_JSON, nak_keys[i], NULL, f->naks[i]);
+	print_uint(pr, PRINT_JSON, "other", NULL, f->naks_other);
+	print_close(pr);
+	print_uint(pr, PRINT_FP, NULL, " %5llu", nak_total(f));
+	print_uint(pr, PRINT_ANY, "rnr_naks", " %5llu", f->rnr_naks);
+	print_uint(pr, PRINT_ANY, "dup_acks", " %6llu", f->dup_acks);
+	print_uint(pr, PRINT_ANY, "cnps", " %5llu", f->cnps);
+	print_uint(pr, PRINT_ANY, "ce_marked", " %6llu", f->ce_marked);
+	print_uint(pr, PRINT_ANY, "icrc_bad", " %6llu", f->icrc_bad);
+	print_uint(pr, PRINT_JSON, "gso_segments", NULL, f->gso_aggregates);
+	ack_delay(pr, &f->ack_delay);
+	print_fp(pr, "\n");
+	print_close(pr);
 }
 
-json_t *render_summary_json(const struct flow_table *t)
+void render_summary(struct printer *pr, const struct flow_table *t)
 {
-	json_t *o = json_object(), *flows = json_array(), *problems = json_array();
-
-	json_object_set_new(o, "packets", json_integer((json_int_t)t->packets));
-	json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
-	json_object_set_new(o, "non_rdma", json_integer((json_int_t)t->non_rdma));
-	json_object_set_new(o, "malformed", json_integer((json_int_t)t->malformed));
-	json_object_set_new(o, "icrc_bad", json_integer((json_int_t)t->icrc_bad));
-	json_object_set_new(o, "icrc_unchecked", json_integer((json_int_t)t->icrc_unchecked));
-	json_object_set_new(o, "untracked_packets", json_integer((json_int_t)t->untracked_packets));
-	json_object_set_new(o, "duration_s", json_real(seconds(t->first_ns, t->last_ns)));
-	for (size_t i = 0; i < t->n; i++) {
-		json_array_append_new(flows, flow_json(t->order[i]));
-		flow_problems(t->order[i], problems);
-	}
-	json_object_set_new(o, "flows", flows);
-	json_object_set_new(o, "problems", problems);
-	return o;
-}
-
-void render_summary_text(FILE *out, const struct flow_table *t)
-{
+	double duration = seconds(t->first_ns, t->last_ns);
 	json_t *problems = json_array();
 	size_t i;
 	json_t *v;
 
-	fprintf(out, "\n%" PRIu64 " RDMA packets, %" PRIu64 " bytes in %.6f s; %zu flows; "
-		"%" PRIu64 " other, %" PRIu64 " malformed; ICRC %" PRIu64 " bad, %" PRIu64
-		" unchecked\n", t->packets, t->bytes, seconds(t->first_ns, t->last_ns), t->n,
-		t->non_rdma, t->malformed, t->icrc_bad, t->icrc_unchecked);
+	print_uint(pr, PRINT_ANY, "packets", "\n%llu RDMA packets", t->packets);
+	print_uint(pr, PRINT_ANY, "bytes", ", %llu bytes", t->bytes);
+	print_float(pr, PRINT_FP, NULL, " in %.6f s", duration);
+	print_uint(pr, PRINT_FP, NULL, "; %llu flows", t->n);
+	print_uint(pr, PRINT_ANY, "non_rdma", "; %llu other", t->non_rdma);
+	print_uint(pr, PRINT_ANY, "malformed", ", %llu malformed", t->malformed);
+	print_uint(pr, PRINT_ANY, "icrc_bad", "; ICRC %llu bad", t->icrc_bad);
+	print_uint(pr, PRINT_ANY, "icrc_unchecked", ", %llu unchecked\n", t->icrc_unchecked);
+	print_uint(pr, PRINT_JSON, "untracked_packets", NULL, t->untracked_packets);
 	if (t->untracked_packets)
-		fprintf(out, "%" PRIu64 " packets in flows beyond the first %zu: counted, not "
-			"diagnosed (raise --max-flows)\n", t->untracked_packets, t->n);
+		print_fp(pr, "%" PRIu64 " packets in flows beyond the first %zu: counted, not "
+			 "diagnosed (raise --max-flows)\n", t->untracked_packets, t->n);
+	print_float(pr, PRINT_JSON, "duration_s", NULL, duration);
 	if (t->n)
-		fprintf(out, "%-52s %9s %12s %9s %6s %6s %5s %5s %6s %5s %6s %6s %10s %10s\n",
-			"flow", "packets", "bytes", "Gb/s", "retx", "gaps", "NAK", "RNR", "dupACK",
-			"CNP", "CE", "ICRC!", "ack p50us", "ack p99us");
+		print_fp(pr, "%-52s %9s %12s %9s %6s %6s %5s %5s %6s %5s %6s %6s %10s %10s\n",
+			 "flow", "packets", "bytes", "Gb/s", "retx", "gaps", "NAK", "RNR", "dupACK",
+			 "CNP", "CE", "ICRC!", "ack p50us", "ack p99us");
+	print_open_array(pr, "flows");
 	for (i = 0; i < t->n; i++) {
-		const struct flow *f = t->order[i];
-		const struct hist *h = &f->ack_delay;
-		char name[200], p50[24] = "-", p99[24] = "-";
-
-		flow_name(f, name, sizeof(name));
-		if (hist_count(h)) {
-			snprintf(p50, sizeof(p50), "%.3f", (double)hist_percentile(h, 50) / 1e3);
-			snprintf(p99, sizeof(p99), "%.3f", (double)hist_percentile(h, 99) / 1e3);
-		}
-		fprintf(out, "%-52s %9" PRIu64 " %12" PRIu64 " %9.3f %6" PRIu64 " %6" PRIu64 " %5"
-			PRIu64 " %5" PRIu64 " %6" PRIu64 " %5" PRIu64 " %6" PRIu64 " %6" PRIu64
-			" %10s %10s\n", name, f->packets, f->bytes, goodput_gbps(f), f->retransmits,
-			f->psn_gaps, nak_total(f), f->rnr_naks, f->dup_acks, f->cnps, f->ce_marked,
-			f->icrc_bad, p50, p99);
-		flow_problems(f, problems);
+		flow(pr, t->order[i]);
+		flow_problems(t->order[i], problems);
 	}
-	if (json_array_size(problems)) {
-		fprintf(out, "Problems:\n");
-		json_array_foreach(problems, i, v)
-			fprintf(out, "  %s\n", json_string_value(v));
-	} else if (t->n) {
-		fprintf(out, "No retransmissions, NAKs, CNPs, CE marks or ICRC failures seen.\n");
-	}
+	print_close(pr);
+	if (json_array_size(problems))
+		print_fp(pr, "Problems:\n");
+	else if (t->n)
+		print_fp(pr, "No retransmissions, NAKs, CNPs, CE marks or ICRC failures seen.\n");
+	print_open_array(pr, "problems");
+	json_array_foreach(problems, i, v)
+		print_string(pr, PRINT_ANY, NULL, "  %s\n", json_string_value(v));
+	print_close(pr);
 	json_decref(problems);
 }
