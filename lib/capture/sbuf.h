@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The hot path's small appenders stay inline even in long renderers, where
+ * GCC's size heuristics would otherwise make each a call. */
+#define SB_INLINE static inline __attribute__((always_inline))
+
 /*
  * A bounded appender: never overflows, keeps at most cap - 1 characters
  * (room for the NUL), and remembers whether anything was cut.
@@ -30,7 +34,7 @@ static inline void sb_put_slow(struct sbuf *s, const char *p, size_t n)
 	s->len += room < n ? room : n;
 }
 
-static inline void sb_put(struct sbuf *s, const char *p, size_t n)
+SB_INLINE void sb_put(struct sbuf *s, const char *p, size_t n)
 {
 	if (s->len + n < s->cap) {
 		memcpy(s->buf + s->len, p, n);
@@ -58,7 +62,7 @@ static const char digits2[201] =
 static const char hexdigits[17] = "0123456789abcdef";
 
 /* Writes v in decimal so that it ends just before end; returns its length. */
-static inline size_t fmt_u64(char *end, uint64_t v)
+SB_INLINE size_t fmt_u64(char *end, uint64_t v)
 {
 	char *p = end;
 
@@ -79,7 +83,7 @@ static inline size_t fmt_u64(char *end, uint64_t v)
 }
 
 /* printf's %u / %zu / %" PRIu64 ". */
-static inline void sb_u64(struct sbuf *s, uint64_t v)
+SB_INLINE void sb_u64(struct sbuf *s, uint64_t v)
 {
 	char tmp[20];
 	size_t n = fmt_u64(tmp + sizeof(tmp), v);
@@ -88,7 +92,7 @@ static inline void sb_u64(struct sbuf *s, uint64_t v)
 }
 
 /* JSON integers as jansson prints them: signed 64-bit, so clamped. */
-static inline void sb_jint(struct sbuf *s, uint64_t v)
+SB_INLINE void sb_jint(struct sbuf *s, uint64_t v)
 {
 	sb_u64(s, v > INT64_MAX ? INT64_MAX : v);
 }
