@@ -145,24 +145,64 @@ static size_t table_cols(const struct bw_cli *b, struct report_col *cols)
 	return n;
 }
 
-/* This side's soft-engine counters over the run, for JSON (a device
- * keeps its own: the verbs engine reports none). */
-static json_t *counters_json(const struct xport_counters *c)
+/* Interval lines (text, before the row, as iperf3 prints them) and the
+ * row's "intervals" (JSON). */
+static void intervals(struct printer *pr, const struct bw_cli *b,
+		      const struct perf_bw_result *res)
 {
-	json_t *o = json_object();
+	if (!res->nintervals)
+		return;
+	print_open_array(pr, "intervals");
+	for (unsigned i = 0; i < res->nintervals; i++) {
+		const struct perf_interval *x = &res->intervals[i];
+		double secs = x->end_s - x->start_s;
+		double gbps = secs > 0 ? (double)x->bytes * 8 / secs / 1e9 : 0;
 
-	for (size_t i = 0; i < xport_counter_count(); i++)
-		json_object_set_new(o, xport_counter_name(i),
-				    json_integer((json_int_t)xport_counter_value(c, i)));
-	return o;
+		print_open_object(pr, NULL);
+		print_float(pr, PRINT_ANY, "start_s", " [%7.2f", x->start_s);
+		print_float(pr, PRINT_ANY, "end_s", "-%7.2f sec]", x->end_s);
+		print_uint(pr, PRINT_JSON, "bytes", NULL, x->bytes);
+		print_float(pr, PRINT_JSON, "bw_gbps", NULL, gbps);
+		print_float(pr, PRINT_FP, NULL, " %12.2f", in_unit(b, gbps));
+		print_string(pr, PRINT_FP, NULL, " %s", b->mib ? "MiB/sec" : "Gb/sec");
+		print_float(pr, PRINT_ANY, "msg_rate_mpps", " %12.6f Mpps\n",
+			    secs > 0 ? (double)x->msgs / secs / 1e6 : 0);
+		print_close(pr);
+	}
+	print_close(pr);
+}
+
+/* What follows the row: counters (JSON) and the two directions of -b. */
+static void row_details(struct printer *pr, const struct bw_cli *b,
+			const struct perf_bw_result *res, bool soft)
+{
+	print_uint(pr, PRINT_JSON, "cq_mod", NULL, res->cq_mod);
+	print_uint(pr, PRINT_JSON, "retransmits", NULL, res->counters.retransmits);
+	if (soft) {
+		/* This side's soft-engine counters (the verbs engine reports none). */
+		print_open_object(pr, "counters");
+		for (size_t i = 0; i < xport_counter_count(); i++)
+			print_uint(pr, PRINT_JSON, xport_counter_name(i), NULL,
+				   xport_counter_value(&res->counters, i));
+		print_close(pr);
+	}
+	if (res->bidirectional) {
+		/* The two directions that make up the sum (intervals: this side's). */
+		print_float(pr, PRINT_JSON, "local_bw_avg_gbps", NULL, res->local_bw_avg_gbps);
+		print_float(pr, PRINT_JSON, "peer_bw_avg_gbps", NULL, res->peer_bw_avg_gbps);
+		print_float(pr, PRINT_FP, NULL, " (this side %.2f", in_unit(b, res->local_bw_avg_gbps));
+		print_float(pr, PRINT_FP, NULL, " + the peer %.2f", in_unit(b, res->peer_bw_avg_gbps));
+		print_string(pr, PRINT_FP, NULL, " %s)\n", b->mib ? "MiB/sec" : "Gb/sec");
+		print_uint(pr, PRINT_JSON, "peer_iterations", NULL, res->peer_iterations);
+	}
 }
 
 static void report_row(struct report *r, const struct bw_cli *b, const struct perf_bw_result *res,
 		       bool soft)
 {
 	struct report_value v[8];
+	struct printer *pr;
 	size_t n = 0;
-	json_t *iv = json_array();
 
 	v[n++] = RV_U64(res->bytes_per_msg);
 	v[n++] = RV_U64(res->iterations);
@@ -172,40 +212,15 @@ static void report_row(struct report *r, const struct bw_cli *b, const struct pe
 	if (b->c.cpu_util)
 		v[n++] = RV_DBL(res->cpu_util_percent);
 	v[n++] = RV_DBL(res->seconds);
-	/* Interval lines first, then the whole run's row, as iperf3 does. */
-	for (unsigned i = 0; i < res->nintervals; i++) {
-		const struct perf_interval *x = &res->intervals[i];
-		double secs = x->end_s - x->start_s;
-		double gbps = secs > 0 ? (double)x->bytes * 8 / secs / 1e9 : 0;
-
-		if (!r->json)
-			fprintf(r->out, " [%7.2f-%7.2f sec] %12.2f %s %12.6f Mpps\n", x->start_s,
-				x->end_s, in_unit(b, gbps), b->mib ? "MiB/sec" : "Gb/sec",
-				secs > 0 ? (double)x->msgs / secs / 1e6 : 0);
-		json_array_append_new(iv, json_pack("{s:f, s:f, s:I, s:f, s:f}", "start_s",
-			x->start_s, "end_s", x->end_s, "bytes", (json_int_t)x->bytes, "bw_gbps", gbps,
-			"msg_rate_mpps", secs > 0 ? (double)x->msgs / secs / 1e6 : 0));
-	}
+	/* Text: the interval lines, then the row; JSON: the row holds them. */
+	if (!r->json)
+		intervals(&r->pr, b, res);
 	report_table_row(r, v);
-	if (res->nintervals)
-		report_row_attach(r, "intervals", iv);
-	else
-		json_decref(iv);
-	report_row_attach(r, "cq_mod", json_integer((json_int_t)res->cq_mod));
-	report_row_attach(r, "retransmits", json_integer((json_int_t)res->counters.retransmits));
-	if (soft)
-		report_row_attach(r, "counters", counters_json(&res->counters));
-	if (res->bidirectional) {
-		/* The two directions that make up the sum (intervals: this side's). */
-		if (!r->json)
-			fprintf(r->out, " (this side %.2f + the peer %.2f %s)\n",
-				in_unit(b, res->local_bw_avg_gbps), in_unit(b, res->peer_bw_avg_gbps),
-				b->mib ? "MiB/sec" : "Gb/sec");
-		report_row_attach(r, "local_bw_avg_gbps", json_real(res->local_bw_avg_gbps));
-		report_row_attach(r, "peer_bw_avg_gbps", json_real(res->peer_bw_avg_gbps));
-		report_row_attach(r, "peer_iterations",
-				  json_integer((json_int_t)res->peer_iterations));
-	}
+	pr = report_row_more(r);
+	if (r->json)
+		intervals(pr, b, res);
+	row_details(pr, b, res, soft);
+	report_row_done(r);
 }
 
 static int run_client(void *ctx, struct perf_session *s, struct report *r)

@@ -65,22 +65,25 @@ static struct report_value str_or_none(const char *s)
 	return s && *s ? RV_STR(s) : RV_NONE;
 }
 
-/* The GIDs of a port, under its JSON row; text lists them in tables of
+/* The GIDs of a port under its JSON row; text lists them in tables of
  * their own (gid_tables). */
-static void attach_gids(struct report *r, const struct devinfo_port *p)
+static void gids(struct report *r, const struct devinfo_port *p)
 {
-	json_t *gids = json_array();
+	struct printer *pr = report_row_more(r);
 
+	print_open_array(pr, "gids");
 	for (size_t i = 0; i < p->ngids; i++) {
 		const struct devinfo_gid *g = &p->gids[i];
 
-		json_array_append_new(gids, json_pack("{s:i, s:s, s:o, s:o}", "index", g->index,
-						      "gid", g->gid, "type", g->type[0] ?
-						      json_string(g->type) : json_null(), "netdev",
-						      g->netdev[0] ? json_string(g->netdev) :
-						      json_null()));
+		print_open_object(pr, NULL);
+		print_int(pr, PRINT_JSON, "index", NULL, g->index);
+		print_string(pr, PRINT_JSON, "gid", NULL, g->gid);
+		print_string(pr, PRINT_JSON, "type", NULL, g->type);
+		print_string(pr, PRINT_JSON, "netdev", NULL, g->netdev);
+		print_close(pr);
 	}
-	report_row_attach(r, "gids", gids);
+	print_close(pr);
+	report_row_done(r);
 }
 
 /* Reports device and port errors; returns how many there were. */
@@ -144,7 +147,7 @@ static void verbs_ports(struct report *r, const struct devinfo_list *l)
 									  .text = rate } : RV_NONE,
 				str_or_none(p->netdev), RV_U64(p->ngids),
 				RV_I64(p->default_gid_index), RV_STR(d->node_guid) });
-			attach_gids(r, p);
+			gids(r, p);
 		}
 	}
 	report_table_end(r);

@@ -294,7 +294,7 @@ static void flows_table(struct report *r, const struct incast_result *res)
 		{ "#bytes", "bytes", REPORT_U64, 0 },
 		{ "#messages", "messages", REPORT_U64, 0 },
 		{ "goodput[Gb/sec]", "goodput_gbps", REPORT_DOUBLE, 3 },
-		{ "fct[usec]", "fct_us", REPORT_STR, 0 },
+		{ "fct[usec]", "fct_us", REPORT_DOUBLE, 1 },
 		{ "status", "status", REPORT_STR, 0 },
 		{ NULL, "seconds", REPORT_DOUBLE, 6 },
 	};
@@ -307,23 +307,22 @@ static void flows_table(struct report *r, const struct incast_result *res)
 	report_table_begin_widths(r, cols, sizeof(cols) / sizeof(cols[0]), widths);
 	for (unsigned i = 0; i < res->nflows; i++) {
 		const struct incast_flow *f = &res->flows[i];
-		char fct[32];
 		const char *status = f->failed ? "failed" :
 				     (res->test.verify && !f->verified) ? "corrupt" : "ok";
 		struct report_value v[] = {
 			RV_U64(f->id), RV_U64(f->src), RV_U64(f->dst),
 			RV_STR(res->names[f->src % INCAST_MAX_RANKS]),
 			RV_STR(res->names[f->dst % INCAST_MAX_RANKS]), RV_U64(f->bytes),
-			RV_U64(f->messages), RV_DBL(f->goodput_gbps), RV_STR(fct), RV_STR(status),
+			RV_U64(f->messages), RV_DBL(f->goodput_gbps),
+			f->fct_us >= 0 ? RV_DBL(f->fct_us) : RV_NONE, RV_STR(status),
 			RV_DBL(f->seconds),
 		};
 
-		snprintf(fct, sizeof(fct), f->fct_us >= 0 ? "%.1f" : "-", f->fct_us);
 		report_table_row(r, v);
-		/* JSON: numbers and nulls, not the table's text. */
-		report_row_attach(r, "fct_us", f->fct_us >= 0 ? json_real(f->fct_us) : json_null());
-		if (f->failed)
-			report_row_attach(r, "error", json_string(f->error));
+		if (f->failed) {
+			print_string(report_row_more(r), PRINT_JSON, "error", NULL, f->error);
+			report_row_done(r);
+		}
 	}
 	report_table_end(r);
 }

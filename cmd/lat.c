@@ -65,17 +65,22 @@ static double us(uint64_t ns)
 	return (double)ns / 1e3;
 }
 
-static json_t *histogram_json(const struct hist *h)
+/* The whole histogram under the row (JSON only): its non-empty buckets. */
+static void histogram(struct printer *pr, const struct hist *h)
 {
-	json_t *a = json_array();
 	struct hist_iter it;
 	uint64_t lo, hi, n;
 
+	print_open_array(pr, "histogram");
 	hist_iter_init(&it, h);
-	while (hist_iter_next(&it, &lo, &hi, &n))
-		json_array_append_new(a, json_pack("{s:f, s:f, s:I}", "from_us", us(lo), "to_us",
-						   us(hi), "count", (json_int_t)n));
-	return a;
+	while (hist_iter_next(&it, &lo, &hi, &n)) {
+		print_open_object(pr, NULL);
+		print_float(pr, PRINT_JSON, "from_us", NULL, us(lo));
+		print_float(pr, PRINT_JSON, "to_us", NULL, us(hi));
+		print_uint(pr, PRINT_JSON, "count", NULL, n);
+		print_close(pr);
+	}
+	print_close(pr);
 }
 
 /* The columns after perftest's nine, JSON only; --cpu_util's comes first. */
@@ -99,7 +104,8 @@ static void report_row(struct report *r, const struct lat_cli *l,
 	v[n++] = RV_DBL(us(hist_percentile(h, 90)));
 	v[n++] = RV_DBL(us(hist_percentile(h, 99.99)));
 	report_table_row(r, v);
-	report_row_attach(r, "histogram", histogram_json(h));
+	histogram(report_row_more(r), h);
+	report_row_done(r);
 }
 
 static int write_hgrm(const char *path, const struct hist *h, struct report *r)

@@ -100,6 +100,18 @@ void print_open_array(struct printer *pr, const char *key)
 	open_container(pr, key, true);
 }
 
+void print_open_last(struct printer *pr)
+{
+	json_t *parent, *last;
+
+	if (!pr->json)
+		return;
+	parent = pr->depth ? pr->open[pr->depth - 1] : NULL;
+	last = json_is_array(parent) && json_array_size(parent) ?
+	       json_array_get(parent, json_array_size(parent) - 1) : NULL;
+	push(pr, json_is_object(last) ? json_incref(last) : json_object());
+}
+
 void print_close(struct printer *pr)
 {
 	/* The root stays open until printer_take. */

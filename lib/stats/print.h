@@ -51,6 +51,9 @@ json_t *printer_take(struct printer *pr);
 void print_open_object(struct printer *pr, const char *key);
 void print_open_array(struct printer *pr, const char *key);
 void print_close(struct printer *pr);
+/* JSON: reopens the last element of the innermost container, an array of
+ * objects (a row added earlier); with none, an object no one will see. */
+void print_open_last(struct printer *pr);
 
 /* JSON: whether the innermost object already holds key (text: false). */
 bool print_has(const struct printer *pr, const char *key);

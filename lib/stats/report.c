@@ -212,16 +212,6 @@ void report_table_row(struct report *r, const struct report_value *vals)
 	print_fp(&r->pr, "\n");
 }
 
-void report_row_attach(struct report *r, const char *key, json_t *v)
-{
-	json_t *results = json_object_get(doc(r), "results");
-
-	if (json_array_size(results))
-		json_object_set_new(json_array_get(results, json_array_size(results) - 1), key, v);
-	else
-		json_decref(v);
-}
-
 void report_table_fit(struct report *r, const struct report_col *cols, size_t ncols)
 {
 	r->cols = cols;
@@ -268,6 +258,19 @@ static void print_fitted(struct report *r)
 		fputc('\n', r->out);
 	}
 	free(w);
+}
+
+struct printer *report_row_more(struct report *r)
+{
+	print_open_array(&r->pr, "results");
+	print_open_last(&r->pr);
+	return &r->pr;
+}
+
+void report_row_done(struct report *r)
+{
+	print_close(&r->pr);
+	print_close(&r->pr);
 }
 
 void report_table_end(struct report *r)

@@ -85,8 +85,10 @@ void report_table_begin_widths(struct report *r, const struct report_col *cols, 
 void report_table_fit(struct report *r, const struct report_col *cols, size_t ncols);
 void report_table_row(struct report *r, const struct report_value *vals);
 void report_table_end(struct report *r);
-/* JSON: adds key to the last row's object (takes ownership of v). */
-void report_row_attach(struct report *r, const char *key, json_t *v);
+/* The printer with the last row open (JSON) for fields beyond the table's
+ * columns, printed in text where the caller says; report_row_done after. */
+struct printer *report_row_more(struct report *r);
+void report_row_done(struct report *r);
 
 /* JSON: makes "results" an object: obj with the table rows so far under
  * rows_key (takes ownership of obj); text: frees obj. */
