@@ -16,7 +16,7 @@ FUZZ_TARGETS := decode pcap soft oob opts
 FUZZ_SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=c11 -g -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP \
-	-DRDMAKIT_VERSION='"$(VERSION)"' $(INCLUDES) -Ifuzz $(PKG_CFLAGS) \
+	-DRDMAKIT_VERSION='"$(VERSION)"' $(INCLUDES) -Ifuzz -Itests/unit $(PKG_CFLAGS) \
 	$(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link -Wno-gnu-variable-sized-type-not-at-end
 
 FUZZ_LIB := $(FUZZ_BUILD)/librdmakit.a

@@ -7,72 +7,16 @@
 
 #include "engine.h"
 #include "icrc.h"
+#include "sim_link.h"
 #include "soft_fixture.h"
 
 #define FIX_QUEUE 256
 
-/* The in-process link: frames the fuzzer wrote wait here; sent ones vanish. */
-struct fix_link {
-	struct soft_link pub;
-	struct soft_addr peer;
-	struct soft_pkt q[FIX_QUEUE];
-	int head, len;
-};
-
-static int link_qp_open(struct soft_link *l, int slot, uint8_t tos, char *err)
-{
-	(void)l;
-	(void)tos;
-	(void)err;
-	return 0xC000 + slot;
-}
-
-static void link_qp_close(struct soft_link *l, int slot)
-{
-	(void)l;
-	(void)slot;
-}
-
-static int link_send(struct soft_link *l, struct soft_pkt *pkts, int n)
-{
-	(void)l;
-	(void)pkts;
-	return n;
-}
-
-static int link_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
-{
-	struct fix_link *fl = (struct fix_link *)l;
-	int got = 0;
-
-	while (got < n && fl->head < fl->len)
-		pkts[got++] = fl->q[fl->head++];
-	if (fl->head == fl->len)
-		fl->head = fl->len = 0;
-	return got;
-}
-
-static void link_close(struct soft_link *l)
-{
-	(void)l;	/* static: lives across inputs */
-}
-
-static const struct soft_link_ops fix_link_ops = {
-	.qp_open = link_qp_open, .qp_close = link_qp_close, .send = link_send,
-	.recv = link_recv, .close = link_close,
-};
-
-static struct fix_link the_link;
-
-static void v4(struct soft_addr *a, uint8_t host)
-{
-	memset(a, 0, sizeof(*a));
-	a->ip[10] = a->ip[11] = 0xFF;
-	a->ip[12] = 198;
-	a->ip[13] = 18;
-	a->ip[15] = host;
-	a->port = ROCEV2_UDP_PORT;
-}
+/* The engine on side 0 of the tests' in-memory wire; the fuzzer plays side
+ * 1, writing its frames into q[0].  What the engine sends to q[1] is
+ * dropped.  Static: it lives across inputs. */
+static struct sim_wire the_wire;
+static struct soft_addr engine_addr, peer_addr;
 
 /* The 6 pages, mapped once at FIX_BASE; refilled for every input. */
 static uint8_t *map_pages(void)
@@ -150,7 +94,7 @@ static void *qp_open(struct fix *f, uint32_t peer_qpn, uint32_t peer_psn, char *
 
 	if (!qp)
 		return NULL;
-	memcpy(peer.gid, the_link.peer.ip, 16);
+	memcpy(peer.gid, peer_addr.ip, 16);
 	qp->next_psn = qp->una = FIX_REQ_PSN;
 	if (soft_engine_ops.connect(qp, &peer, err) < 0)
 		return NULL;
@@ -211,11 +155,12 @@ bool fix_open(struct fix *f)
 	memset(f, 0, sizeof(*f));
 	f->pages = map_pages();
 	fill_memory(f->pages);
-	memset(&the_link, 0, offsetof(struct fix_link, q));
-	the_link.pub.ops = &fix_link_ops;
-	v4(&the_link.pub.local, 1);
-	v4(&the_link.peer, 2);
-	f->dev = soft_dev_open(&the_link.pub, err);
+	if (!the_wire.cap && !sim_wire_init(&the_wire, FIX_QUEUE, 1))
+		return false;
+	the_wire.len[0] = the_wire.len[1] = 0;
+	sim_addr(&engine_addr, 1, ROCEV2_UDP_PORT);	/* side 0's, as sim_link gives it */
+	sim_addr(&peer_addr, 2, ROCEV2_UDP_PORT);
+	f->dev = soft_dev_open(sim_link(&the_wire, 0), err);
 	if (!f->dev)
 		return false;
 	/* No shared-memory counters: nothing outside the process per input. */
@@ -250,17 +195,15 @@ bool fix_deliver(struct fix *f, const uint8_t *buf, size_t len, unsigned flags)
 {
 	struct soft_pkt *pk;
 
-	if (the_link.len == FIX_QUEUE)
+	if (!(pk = sim_inject_slot(&the_wire, 0)))
 		return false;
 	if (len > SOFT_PKT_MAX)
 		len = SOFT_PKT_MAX;
-	pk = &the_link.q[the_link.len++];
 	memcpy(pk->buf, buf, len);
 	pk->len = len;
-	pk->src = the_link.peer;
-	pk->dst = the_link.pub.local;
+	pk->src = peer_addr;
+	pk->dst = engine_addr;
 	pk->ecn = flags & FIX_F_ECN;
-	pk->ip_id = 0;
 	if (!(flags & FIX_F_RAW_QPN) && len >= WIRE_BTH_LEN)
 		wire_put24(pk->buf + 5, (flags & FIX_F_TO_REQ ? f->req : f->resp)->qpn);
 	if (!(flags & FIX_F_RAW_ICRC) && len >= WIRE_BTH_LEN + WIRE_ICRC_LEN)
@@ -280,6 +223,7 @@ void fix_progress(struct fix *f)
 			f->completions++;
 			f->failed += wc[i].status != XPORT_WC_SUCCESS;
 		}
+	the_wire.len[1] = 0;	/* the engine's packets go nowhere */
 	fix_check(f);
 }
 
@@ -311,6 +255,6 @@ void fix_close(struct fix *f)
 	if (f->cq)
 		soft_engine_ops.destroy_cq(f->cq);
 	soft_dev_close(f->dev);
-	the_link.head = the_link.len = 0;
+	the_wire.len[0] = the_wire.len[1] = 0;
 	memset(f, 0, sizeof(*f));
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The hostile-peer harness (test_hostile.c, test_dereg.c): one soft device
- * whose QP talks to a scripted peer over an in-memory link, the registered
+ * on side 0 of the in-memory wire (sim_link.h) whose QP talks to a
+ * scripted peer writing side 1's packets, the registered
  * memory between guard pages and canaries, and helpers that build, inject
  * and read back raw RoCEv2 packets with the wire codec.
  */
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "sim_link.h"
 #include "soft.h"
 #include "unit.h"
 
@@ -75,80 +77,12 @@ static inline bool arena_intact(const struct arena *a)
 	return memcmp(a->inner, a->expect, a->inner_len) == 0;
 }
 
-/* ---- the link between the engine and the scripted peer ---------------- */
-
-struct queue {
-	struct soft_pkt *pkts;
-	int len;
-};
-
-struct peer_link {
-	struct soft_link pub;
-	struct queue to_engine, from_engine;
-};
-
-static inline int pl_qp_open(struct soft_link *l, int slot, uint8_t tos, char *err)
-{
-	(void)l, (void)tos, (void)err;
-	return 0xD000 + slot;
-}
-
-static inline void pl_qp_close(struct soft_link *l, int slot)
-{
-	(void)l, (void)slot;
-}
-
-static inline int pl_send(struct soft_link *l, struct soft_pkt *pkts, int n)
-{
-	struct queue *q = &((struct peer_link *)l)->from_engine;
-
-	for (int i = 0; i < n && q->len < QUEUE_CAP; i++) {
-		soft_pkt_seal(&pkts[i], 0);
-		q->pkts[q->len++] = pkts[i];
-	}
-	return n;
-}
-
-static inline int pl_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
-{
-	struct queue *q = &((struct peer_link *)l)->to_engine;
-	int got = n < q->len ? n : q->len;
-
-	memcpy(pkts, q->pkts, (size_t)got * sizeof(*pkts));
-	memmove(q->pkts, q->pkts + got, (size_t)(q->len - got) * sizeof(*pkts));
-	q->len -= got;
-	return got;
-}
-
-static inline void pl_close(struct soft_link *l)
-{
-	struct peer_link *pl = (struct peer_link *)l;
-
-	free(pl->to_engine.pkts);
-	free(pl->from_engine.pkts);
-	free(pl);
-}
-
-static const struct soft_link_ops peer_link_ops = {
-	.qp_open = pl_qp_open, .qp_close = pl_qp_close, .send = pl_send, .recv = pl_recv,
-	.close = pl_close,
-};
-
-static inline void v4_addr(struct soft_addr *s, uint8_t host, uint16_t port)
-{
-	memset(s, 0, sizeof(*s));
-	s->ip[10] = s->ip[11] = 0xFF;
-	s->ip[12] = 198;
-	s->ip[13] = 18;
-	s->ip[15] = host;
-	s->port = port;
-}
-
 /* ---- the session: device, QP, MRs, peer state --------------------------- */
 
 struct hostile {
 	struct arena a;
-	struct peer_link *link;
+	struct sim_wire wire;			/* q[0]: to the engine, q[1]: from it */
+	struct soft_addr local;			/* the engine's address */
 	struct soft_dev *dev;
 	void *cq;
 	struct soft_qp *qp;
@@ -179,7 +113,7 @@ static inline void qp_fresh(struct hostile *h)
 	memcpy(info.gid, h->peer.ip, 16);
 	soft_engine_ops.connect(h->qp, &info, err);
 	h->psn = PEER_PSN0;
-	h->link->from_engine.len = 0;
+	h->wire.len[1] = 0;
 }
 
 static inline int reg(struct hostile *h, struct xport_mr *mr, int access)
@@ -198,13 +132,11 @@ static inline int hostile_open(struct hostile *h)
 	memset(h, 0, sizeof(*h));
 	if (arena_open(&h->a, 8))
 		return -1;
-	h->link = calloc(1, sizeof(*h->link));
-	h->link->pub.ops = &peer_link_ops;
-	v4_addr(&h->link->pub.local, 1, ROCEV2_UDP_PORT);
-	h->link->to_engine.pkts = calloc(QUEUE_CAP, sizeof(struct soft_pkt));
-	h->link->from_engine.pkts = calloc(QUEUE_CAP, sizeof(struct soft_pkt));
-	v4_addr(&h->peer, 2, 49152);
-	h->dev = soft_dev_open(&h->link->pub, err);
+	if (!sim_wire_init(&h->wire, QUEUE_CAP, 1))
+		return -1;
+	sim_addr(&h->local, 1, ROCEV2_UDP_PORT);	/* side 0's, as sim_link gives it */
+	sim_addr(&h->peer, 2, 49152);
+	h->dev = soft_dev_open(sim_link(&h->wire, 0), err);
 	h->cq = soft_engine_ops.create_cq(h->dev, 256, err);
 	if (!h->dev || !h->cq ||
 	    reg(h, &h->mr, XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_READ |
@@ -221,6 +153,7 @@ static inline void hostile_close(struct hostile *h)
 	soft_engine_ops.destroy_qp(h->qp);
 	soft_engine_ops.destroy_cq(h->cq);
 	soft_dev_close(h->dev);
+	sim_wire_free(&h->wire);
 	arena_close(&h->a);
 }
 
@@ -232,8 +165,7 @@ static inline void inject_from(struct hostile *h, const struct soft_addr *src, s
 			const void *payload, size_t len, uint8_t ecn)
 {
 	uint8_t frame[SOFT_PKT_MAX + 64];
-	struct queue *q = &h->link->to_engine;
-	struct soft_pkt *pk = &q->pkts[q->len];
+	struct soft_pkt *pk;
 	size_t n, hdr = WIRE_IPV4_LEN + WIRE_UDP_LEN;
 
 	p->encap = WIRE_ENCAP_ROCEV2;
@@ -241,19 +173,17 @@ static inline void inject_from(struct hostile *h, const struct soft_addr *src, s
 	p->ip4.frag = 0x4000;	/* DF, ID 0: as RoCEv2 senders do */
 	p->ip4.ecn = ecn;
 	memcpy(p->ip4.src, src->ip + 12, 4);
-	memcpy(p->ip4.dst, h->link->pub.local.ip + 12, 4);
+	memcpy(p->ip4.dst, h->local.ip + 12, 4);
 	p->udp.sport = src->port;
 	p->udp.dport = ROCEV2_UDP_PORT;
 	n = wire_build(frame, sizeof(frame), p, payload, len);
-	if (!n || q->len == QUEUE_CAP)
+	if (!n || !(pk = sim_inject_slot(&h->wire, 0)))
 		return;
-	memset(pk, 0, sizeof(*pk));
 	memcpy(pk->buf, frame + hdr, n - hdr);
 	pk->len = n - hdr;
 	pk->src = *src;
-	pk->dst = h->link->pub.local;
+	pk->dst = h->local;
 	pk->ecn = ecn;
-	q->len++;
 }
 
 /* The same from the connected peer. */
@@ -266,14 +196,14 @@ static inline void inject(struct hostile *h, struct wire_pkt *p, const void *pay
 /* Hands raw UDP payload bytes to the engine as they are. */
 static inline void inject_raw(struct hostile *h, const uint8_t *buf, size_t len)
 {
-	struct queue *q = &h->link->to_engine;
-	struct soft_pkt *pk = &q->pkts[q->len++];
+	struct soft_pkt *pk = sim_inject_slot(&h->wire, 0);
 
-	memset(pk, 0, sizeof(*pk));
+	if (!pk)
+		return;
 	memcpy(pk->buf, buf, len);
 	pk->len = len;
 	pk->src = h->peer;
-	pk->dst = h->link->pub.local;
+	pk->dst = h->local;
 }
 
 static inline void bth(struct hostile *h, struct wire_pkt *p, uint8_t op, uint32_t psn)
@@ -331,13 +261,13 @@ static inline void put_ack(struct hostile *h, uint8_t op, uint32_t psn, uint8_t 
 /* Lets the engine run, then decodes what it sent (at most cap packets). */
 static inline int replies(struct hostile *h, struct wire_pkt *out, int cap)
 {
-	struct queue *q = &h->link->from_engine;
+	const struct soft_pkt *q = h->wire.q[1];
 	int n = 0;
 
 	for (int i = 0; i < 4; i++)
 		soft_progress(h->dev);
-	for (int i = 0; i < q->len && n < cap; i++)
-		if (wire_decode_bth(&out[n], q->pkts[i].buf, q->pkts[i].len) == WIRE_OK)
+	for (int i = 0; i < h->wire.len[1] && n < cap; i++)
+		if (wire_decode_bth(&out[n], q[i].buf, q[i].len) == WIRE_OK)
 			n++;
 	return n;
 }
@@ -345,14 +275,14 @@ static inline int replies(struct hostile *h, struct wire_pkt *out, int cap)
 /* The engine's packets from one progress call (no more), decoded. */
 static inline int one_round(struct hostile *h, struct wire_pkt *out, int cap)
 {
-	struct queue *q = &h->link->from_engine;
+	const struct soft_pkt *q = h->wire.q[1];
 	int n = 0;
 
 	soft_progress(h->dev);
-	for (int i = 0; i < q->len && n < cap; i++)
-		if (wire_decode_bth(&out[n], q->pkts[i].buf, q->pkts[i].len) == WIRE_OK)
+	for (int i = 0; i < h->wire.len[1] && n < cap; i++)
+		if (wire_decode_bth(&out[n], q[i].buf, q[i].len) == WIRE_OK)
 			n++;
-	q->len = 0;
+	h->wire.len[1] = 0;
 	return n;
 }
 
@@ -362,7 +292,7 @@ static inline int take(struct hostile *h, struct wire_pkt *out, int cap)
 {
 	int n = replies(h, out, cap);
 
-	h->link->from_engine.len = 0;
+	h->wire.len[1] = 0;
 	return n;
 }
 

@@ -350,7 +350,6 @@ static void test_garbage(struct unit *u)
 	struct hostile h;
 	uint8_t data[256], raw[64];
 	struct xport_counters c0;
-	struct queue *q;
 	int before;
 
 	CHECK_EQ(u, hostile_open(&h), 0);
@@ -378,8 +377,7 @@ static void test_garbage(struct unit *u)
 	/* A good WRITE with one payload byte flipped after the ICRC was made. */
 	before = u->failures;
 	put_data(&h, OP_RC_WRITE_ONLY, h.psn, va_of(&h, 0), h.mr.rkey, 256, data, 256);
-	q = &h.link->to_engine;
-	q->pkts[q->len - 1].buf[WIRE_BTH_LEN + WIRE_RETH_LEN + 7] ^= 0x01;
+	h.wire.q[0][h.wire.len[0] - 1].buf[WIRE_BTH_LEN + WIRE_RETH_LEN + 7] ^= 0x01;
 	CHECK(u, silent(&h));
 	CHECK_EQ(u, h.dev->ctr.icrc_errors - c0.icrc_errors, 1);
 	CHECK(u, arena_intact(&h.a));
