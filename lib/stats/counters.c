@@ -285,12 +285,12 @@ static struct ctr_port *add_port(struct ctr_snapshot *s)
 	return p;
 }
 
-/* The port's attributes: device discovery's reading of them (devinfo.h). */
+/* The port's attributes: device discovery's model of it (devinfo.h). */
 static void port_attrs(const char *root, struct ctr_port *p)
 {
-	struct devinfo_port_attrs a;
+	struct devinfo_port a;
 
-	devinfo_port_attrs(root, p->device, p->port, &a);
+	devinfo_port_sysfs(root, p->device, p->port, &a);
 	snprintf(p->state, sizeof(p->state), "%s", a.state);
 	snprintf(p->phys_state, sizeof(p->phys_state), "%s", a.phys_state);
 	snprintf(p->link_layer, sizeof(p->link_layer), "%s", a.link_layer);

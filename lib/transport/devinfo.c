@@ -254,12 +254,13 @@ static void after_colon(char *s)
 	}
 }
 
-void devinfo_port_attrs(const char *sysfs_root, const char *dev, int port,
-			struct devinfo_port_attrs *out)
+void devinfo_port_sysfs(const char *sysfs_root, const char *dev, int port,
+			struct devinfo_port *out)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16], rate[64];
 
 	memset(out, 0, sizeof(*out));
+	out->port = port;
 	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/%d", root_of(sysfs_root), dev,
 		 port);
 	snprintf(path, sizeof(path), "%s/state", dir);
@@ -330,6 +331,12 @@ static int query_port(const char *sysfs_root, struct ibv_context *ctx, const cha
 		snprintf(p->error, sizeof(p->error), "cannot query port %d: %s", p->port,
 			 strerror(rc > 0 ? rc : errno));
 		return 0;
+	}
+	{	/* verbs has no words for the physical state: sysfs does */
+		struct devinfo_port sys;
+
+		devinfo_port_sysfs(sysfs_root, dev, p->port, &sys);
+		memcpy(p->phys_state, sys.phys_state, sizeof(p->phys_state));
 	}
 	port_state_name(pa.state, p->state, sizeof(p->state));
 	copy_str(p->link_layer, sizeof(p->link_layer),

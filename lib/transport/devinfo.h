@@ -40,10 +40,17 @@ struct devinfo_gid {
 	char netdev[IF_NAMESIZE]; /* "" when none (InfiniBand ports) */
 };
 
+/*
+ * An RDMA port: the one model of it, filled from verbs (devinfo_verbs:
+ * devices, the verbs engine) or from sysfs alone (devinfo_port_sysfs: top
+ * every sample, without opening the device).
+ */
 struct devinfo_port {
 	int port;			/* 1-based */
 	char state[16];			/* "ACTIVE", "DOWN", "INIT", "ARMED", ... */
-	char link_layer[16];		/* "IB" or "Ethernet" */
+	char phys_state[24];		/* "LinkUp" (sysfs "5: LinkUp"); "" unknown */
+	char link_layer[16];		/* verbs: "IB" or "Ethernet"; sysfs: "InfiniBand" or
+					 * "Ethernet"; "" unknown */
 	unsigned mtu_bytes;		/* active MTU: 256..4096; 0 unknown */
 	double rate_gbps;		/* active speed x width; 0 unknown */
 	char netdev[IF_NAMESIZE];	/* the port's netdev, "" when none */
@@ -98,19 +105,12 @@ void devinfo_gid_attrs(const char *sysfs_root, const char *dev, int port,
 int devinfo_sysfs_gids(const char *sysfs_root, const char *dev, int port,
 		       struct devinfo_gid **out, size_t *n);
 /*
- * A port as sysfs describes it, without opening the device: the one
- * reading of these attributes (rdmakit top every sample, devices where
- * verbs cannot open the device).  Missing files leave fields empty or 0.
+ * A port as sysfs describes it, without opening the device: state,
+ * phys_state, link layer, rate (from "100 Gb/sec (4X EDR)") and netdev;
+ * no MTU or GIDs.  Missing files leave fields empty or 0.
  */
-struct devinfo_port_attrs {
-	char state[16];			/* "ACTIVE" (sysfs says "4: ACTIVE") */
-	char phys_state[24];		/* "LinkUp" (from "5: LinkUp"); "" unknown */
-	char link_layer[16];		/* "Ethernet", "InfiniBand"; "" unknown */
-	double rate_gbps;		/* from "100 Gb/sec (4X EDR)"; 0 unknown */
-	char netdev[IF_NAMESIZE];	/* "" when none */
-};
-void devinfo_port_attrs(const char *sysfs_root, const char *dev, int port,
-			struct devinfo_port_attrs *out);
+void devinfo_port_sysfs(const char *sysfs_root, const char *dev, int port,
+			struct devinfo_port *out);
 /* The first line of a small file without its newline; false if unreadable
  * (buf is then ""). */
 bool devinfo_read_line(const char *path, char *buf, size_t cap);
