@@ -143,7 +143,7 @@ clean:
 
 # --- capture test fixtures (tests/tools/pcapgen.c) -------------------------
 # build/tests/tools/pcapgen OUTDIR writes the capture fixtures that
-# tests/capture.bats and tests/netns.bats read.
+# the tests/capture*.bats suites and tests/netns.bats read.
 $(BUILD)/tests/tools/pcapgen: tests/tools/pcapgen.c $(LIBRDMAKIT)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  CC      $<")
