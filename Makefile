@@ -144,13 +144,13 @@ clean:
 # --- capture test fixtures (tests/tools/pcapgen.c) -------------------------
 # build/tests/tools/pcapgen OUTDIR writes the capture fixtures that
 # the tests/capture*.bats suites and tests/netns.bats read.
-$(BUILD)/tests/tools/pcapgen: tests/tools/pcapgen.c $(LIBRDMAKIT)
+$(BUILD)/tests/tools/pcapgen: tests/tools/pcapgen.c tests/tools/pcapgen_frames.c tests/tools/pcapgen.h $(LIBRDMAKIT)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBRDMAKIT) $(LDLIBS)
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) $(LDFLAGS) -o $@ tests/tools/pcapgen.c \
+		tests/tools/pcapgen_frames.c $(LIBRDMAKIT) $(LDLIBS)
 
 unit-bins: $(BUILD)/tests/tools/pcapgen
--include $(BUILD)/tests/tools/pcapgen.d
 
 # build/tests/tools/inject: the off-path attacker of tests/offpath_netns.bats.
 $(BUILD)/tests/tools/inject: tests/tools/inject.c $(LIBRDMAKIT)

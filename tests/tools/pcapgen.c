@@ -23,423 +23,17 @@
  * 198.18.0.0/15 (IPv4), 2001:2::/48 (IPv6, RFC 5180) and fe80:: GIDs.
  * Exit status 0, or 1 with a message when something could not be built.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-
-#include <pcap/pcap.h>
-
-#include "icrc.h"
-#include "wire.h"
-
-#define T0_SEC 1767225600ULL	/* 2026-01-01T00:00:00Z */
-#define FRAME_GAP_NS 1500
-#define MAXFRAME 65536
-
-/* Requester and responder of every scenario. */
-#define HOST_A 2		/* 198.18.0.2, QP 0x000011 */
-#define HOST_B 3		/* 198.18.0.3, QP 0x000012 */
-#define QP_A 0x000011
-#define QP_B 0x000012
-
-static const char *outdir;
-static FILE *manifest;
-static unsigned file_index;
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "pcapgen: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Output files                                                               */
-
-struct out {
-	const char *name;
-	pcap_t *pd;
-	pcap_dumper_t *d;
-	uint64_t ts_ns;
-	unsigned frame;
-	char path[4096];
-};
-
-static void out_open(struct out *o, const char *name, int dlt, int snaplen)
-{
-	memset(o, 0, sizeof(*o));
-	o->name = name;
-	snprintf(o->path, sizeof(o->path), "%s/%s", outdir, name);
-	o->pd = pcap_open_dead_with_tstamp_precision(dlt, snaplen, PCAP_TSTAMP_PRECISION_NANO);
-	if (!o->pd)
-		die("pcap_open_dead(%d) failed", dlt);
-	o->d = pcap_dump_open(o->pd, o->path);
-	if (!o->d)
-		die("cannot write %s: %s", o->path, pcap_geterr(o->pd));
-	o->ts_ns = (T0_SEC + file_index++) * 1000000000ULL;
-}
-
-/* Writes one record: caplen bytes captured of a frame of len bytes. */
-static void out_write(struct out *o, const uint8_t *buf, size_t caplen, size_t len)
-{
-	struct pcap_pkthdr h;
-
-	memset(&h, 0, sizeof(h));
-	o->ts_ns += FRAME_GAP_NS;
-	h.ts.tv_sec = (time_t)(o->ts_ns / 1000000000ULL);
-	h.ts.tv_usec = (suseconds_t)(o->ts_ns % 1000000000ULL);	/* ns: nano precision */
-	h.caplen = (bpf_u_int32)caplen;
-	h.len = (bpf_u_int32)len;
-	pcap_dump((u_char *)o->d, &h, buf);
-	o->frame++;
-}
-
-static void out_close(struct out *o)
-{
-	pcap_dump_close(o->d);
-	pcap_close(o->pd);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Packet templates                                                           */
-
-static void mac_of(uint8_t mac[6], unsigned host)
-{
-	static const uint8_t base[6] = { 0x02, 0x00, 198, 18, 0, 0 };
-
-	memcpy(mac, base, 6);
-	mac[5] = (uint8_t)host;
-}
-
-static void ip4_of(uint8_t ip[4], unsigned host)
-{
-	ip[0] = 198;
-	ip[1] = 18;
-	ip[2] = 0;
-	ip[3] = (uint8_t)host;
-}
-
-static void ip6_of(uint8_t ip[16], unsigned host)
-{
-	memset(ip, 0, 16);
-	ip[0] = 0x20;
-	ip[1] = 0x01;
-	ip[3] = 0x02;	/* 2001:2::host */
-	ip[15] = (uint8_t)host;
-}
-
-static void gid_of(uint8_t gid[16], unsigned host)
-{
-	memset(gid, 0, 16);
-	gid[0] = 0xfe;
-	gid[1] = 0x80;	/* fe80::2:c903:0:host */
-	gid[9] = 0x02;
-	gid[10] = 0xc9;
-	gid[11] = 0x03;
-	gid[15] = (uint8_t)host;
-}
-
-/* RoCEv2 over Ethernet + IPv4 from host src to host dst. */
-static void v4(struct wire_pkt *p, unsigned src, unsigned dst, uint8_t ecn)
-{
-	memset(p, 0, sizeof(*p));
-	p->encap = WIRE_ENCAP_ROCEV2;
-	p->layers = WIRE_L_ETH;
-	mac_of(p->eth.src, src);
-	mac_of(p->eth.dst, dst);
-	ip4_of(p->ip4.src, src);
-	ip4_of(p->ip4.dst, dst);
-	p->ip4.dscp = 26;
-	p->ip4.ecn = ecn;
-	p->ip4.frag = 0x4000;	/* DF */
-	p->ip4.ttl = 64;
-	p->udp.sport = (uint16_t)(0xC000 | src);
-	p->udp.dport = ROCEV2_UDP_PORT;
-	p->bth.pkey = WIRE_DEFAULT_PKEY;
-}
-
-/* RoCEv2 over Ethernet + 802.1Q (VID 100, PCP 3) + IPv6. */
-static void v6vlan(struct wire_pkt *p, unsigned src, unsigned dst, uint8_t ecn)
-{
-	memset(p, 0, sizeof(*p));
-	p->encap = WIRE_ENCAP_ROCEV2;
-	p->layers = WIRE_L_ETH | WIRE_L_VLAN | WIRE_L_IPV6;
-	mac_of(p->eth.src, src);
-	mac_of(p->eth.dst, dst);
-	p->nvlan = 1;
-	p->vlan[0] = (struct wire_vlan){ ETHERTYPE_VLAN, 3, false, 100 };
-	ip6_of(p->ip6.src, src);
-	ip6_of(p->ip6.dst, dst);
-	p->ip6.dscp = 26;
-	p->ip6.ecn = ecn;
-	p->ip6.flow_label = 0x12345;
-	p->ip6.hop_limit = 64;
-	p->udp.sport = (uint16_t)(0xD000 | src);
-	p->udp.dport = ROCEV2_UDP_PORT;
-	p->bth.pkey = WIRE_DEFAULT_PKEY;
-}
-
-static void rocev1(struct wire_pkt *p, unsigned src, unsigned dst, unsigned nvlan)
-{
-	memset(p, 0, sizeof(*p));
-	p->encap = WIRE_ENCAP_ROCEV1;
-	p->layers = WIRE_L_ETH;
-	mac_of(p->eth.src, src);
-	mac_of(p->eth.dst, dst);
-	if (nvlan) {
-		p->nvlan = 1;
-		p->layers |= WIRE_L_VLAN;
-		p->vlan[0] = (struct wire_vlan){ ETHERTYPE_VLAN, 5, false, 200 };
-	}
-	gid_of(p->grh.sgid, src);
-	gid_of(p->grh.dgid, dst);
-	p->grh.hoplmt = 1;
-	p->bth.pkey = WIRE_DEFAULT_PKEY;
-}
-
-/* Native InfiniBand: LRH, and a GRH when grh is set. */
-static void ib(struct wire_pkt *p, uint16_t slid, uint16_t dlid, bool grh)
-{
-	memset(p, 0, sizeof(*p));
-	p->encap = WIRE_ENCAP_IB;
-	p->lrh = (struct wire_lrh){ .vl = 0, .lver = 0, .sl = 0, .lnh = grh ? 3 : 2,
-				    .dlid = dlid, .slid = slid };
-	if (grh) {
-		gid_of(p->grh.sgid, slid);
-		gid_of(p->grh.dgid, dlid);
-		p->grh.hoplmt = 255;
-	}
-	p->bth.pkey = WIRE_DEFAULT_PKEY;
-}
-
-/* Every field an opcode might carry, from the opcode and a salt. */
-static void fill_ext(struct wire_pkt *p, uint8_t op, unsigned salt)
-{
-	p->rdeth.eecnxt = 0x300 + op;
-	p->deth.qkey = 0x11110000u | op;
-	p->deth.srcqp = 0x200 + op;
-	p->xrceth.xrcsrq = 0x400 + op;
-	p->feth.sel = 1;
-	p->feth.placement = 2;
-	p->reth.va = 0x7f0000000000ULL + ((uint64_t)op << 12) + salt;
-	p->reth.rkey = 0x00abc000u | op;
-	p->reth.dmalen = 4096u + op;
-	p->atomiceth.va = 0x7f1000000000ULL + ((uint64_t)op << 3);
-	p->atomiceth.rkey = 0x00a70000u | op;
-	p->atomiceth.swap_add = 0x0123456789abcdefULL + op;
-	p->atomiceth.compare = 0x0fedcba987654321ULL + op;
-	p->aeth.syndrome = 0x1F;	/* ACK, credits invalid */
-	p->aeth.msn = 0x10 + op;
-	p->atomicacketh.orig = 0x0000feedfacecafeULL + op;
-	p->immdt = 0xdead0000u | op;
-	p->ieth = 0x1e700000u | op;
-}
-
-static void pattern(uint8_t *buf, size_t len, unsigned seed)
-{
-	for (size_t i = 0; i < len; i++)
-		buf[i] = (uint8_t)(i * 7 + seed);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Manifest                                                                   */
-
-struct man_extra {
-	const char *icrc;	/* "ok", "bad", "unchecked", or NULL: leave out */
-	const char *status;	/* "truncated", "malformed", or NULL */
-	bool no_bth;		/* the frame stops before the BTH */
-	bool unknown;		/* opcode undefined: only BTH fields */
-	size_t payload_len;	/* for unknown opcodes: bytes between BTH and ICRC */
-	unsigned gso_segment, gso_segments;
-};
-
-static const char *ecn_name(uint8_t ecn)
-{
-	static const char *const names[] = { "not-ect", "ect1", "ect0", "ce" };
-
-	return names[ecn & 3];
-}
-
-/* One manifest line for packet p (as given to wire_build), in frame `frame`. */
-static void man_pkt(const struct out *o, const struct wire_pkt *p, size_t payload_len,
-		    const struct man_extra *x)
-{
-	const struct wire_opcode_info *op = wire_opcode_info(p->bth.opcode);
-	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
-	FILE *m = manifest;
-
-	fprintf(m, "{\"file\":\"%s\",\"frame\":%u", o->name, o->frame);
-	if (x && x->gso_segments)
-		fprintf(m, ",\"gso_segment\":%u,\"gso_segments\":%u", x->gso_segment,
-			x->gso_segments);
-	switch (p->encap) {
-	case WIRE_ENCAP_ROCEV2:
-		fprintf(m, ",\"encap\":\"rocev2\"");
-		if (p->layers & WIRE_L_IPV6) {
-			inet_ntop(AF_INET6, p->ip6.src, a, sizeof(a));
-			inet_ntop(AF_INET6, p->ip6.dst, b, sizeof(b));
-			fprintf(m, ",\"ecn\":\"%s\"", ecn_name(p->ip6.ecn));
-		} else {
-			inet_ntop(AF_INET, p->ip4.src, a, sizeof(a));
-			inet_ntop(AF_INET, p->ip4.dst, b, sizeof(b));
-			fprintf(m, ",\"ecn\":\"%s\"", ecn_name(p->ip4.ecn));
-		}
-		fprintf(m, ",\"src\":\"%s\",\"dst\":\"%s\",\"src_port\":%u,\"dst_port\":%u", a, b,
-			p->udp.sport, p->udp.dport ? p->udp.dport : ROCEV2_UDP_PORT);
-		break;
-	case WIRE_ENCAP_ROCEV1:
-		inet_ntop(AF_INET6, p->grh.sgid, a, sizeof(a));
-		inet_ntop(AF_INET6, p->grh.dgid, b, sizeof(b));
-		fprintf(m, ",\"encap\":\"rocev1\",\"src\":\"%s\",\"dst\":\"%s\"", a, b);
-		break;
-	case WIRE_ENCAP_IB:
-		fprintf(m, ",\"encap\":\"ib\",\"slid\":%u,\"dlid\":%u", p->lrh.slid, p->lrh.dlid);
-		if (p->lrh.lnh == 3) {
-			inet_ntop(AF_INET6, p->grh.sgid, a, sizeof(a));
-			inet_ntop(AF_INET6, p->grh.dgid, b, sizeof(b));
-			fprintf(m, ",\"src\":\"%s\",\"dst\":\"%s\"", a, b);
-		} else {
-			fprintf(m, ",\"src\":\"lid 0x%04x\",\"dst\":\"lid 0x%04x\"", p->lrh.slid,
-				p->lrh.dlid);
-		}
-		break;
-	default:
-		break;
-	}
-	if (p->nvlan)
-		fprintf(m, ",\"vlan\":%u", p->vlan[0].vid);
-	if (x && x->status)
-		fprintf(m, ",\"status\":\"%s\"", x->status);
-	if (x && x->no_bth) {
-		fprintf(m, "}\n");
-		return;
-	}
-	fprintf(m, ",\"opcode\":%u,\"dest_qp\":%u,\"psn\":%u,\"ack_req\":%s", p->bth.opcode,
-		p->bth.dqpn, p->bth.psn, p->bth.ackreq ? "true" : "false");
-	if (p->bth.becn)
-		fprintf(m, ",\"becn\":true");
-	if (x && x->unknown) {
-		fprintf(m, ",\"opcode_name\":null,\"payload_len\":%zu", x->payload_len);
-	} else {
-		uint16_t ext = op->ext;
-
-		fprintf(m, ",\"payload_len\":%zu", op->payload ? payload_len : (size_t)0);
-		if (ext & WIRE_X_DETH)
-			fprintf(m, ",\"deth\":{\"qkey\":%u,\"src_qp\":%u}", p->deth.qkey,
-				p->deth.srcqp);
-		if (ext & WIRE_X_RETH)
-			fprintf(m, ",\"reth\":{\"va\":%llu,\"rkey\":%u,\"dma_len\":%u}",
-				(unsigned long long)p->reth.va, p->reth.rkey, p->reth.dmalen);
-		if (ext & WIRE_X_ATOMICETH)
-			fprintf(m, ",\"atomic\":{\"va\":%llu,\"rkey\":%u,\"swap_add\":%llu,"
-				"\"compare\":%llu}", (unsigned long long)p->atomiceth.va,
-				p->atomiceth.rkey, (unsigned long long)p->atomiceth.swap_add,
-				(unsigned long long)p->atomiceth.compare);
-		if (ext & WIRE_X_AETH) {
-			static const char *const kinds[] = { "ack", "rnr_nak", "reserved", "nak" };
-
-			fprintf(m, ",\"aeth\":{\"syndrome\":%u,\"kind\":\"%s\",\"code\":%u,\"msn\":%u}",
-				p->aeth.syndrome, kinds[(p->aeth.syndrome >> 5) & 3],
-				p->aeth.syndrome & 0x1F, p->aeth.msn);
-		}
-		if (ext & WIRE_X_ATOMICACKETH)
-			fprintf(m, ",\"atomic_ack\":{\"orig\":%llu}",
-				(unsigned long long)p->atomicacketh.orig);
-		if (ext & WIRE_X_IMMDT)
-			fprintf(m, ",\"immdt\":%u", p->immdt);
-		if (ext & WIRE_X_IETH)
-			fprintf(m, ",\"ieth\":%u", p->ieth);
-	}
-	if (x && x->icrc)
-		fprintf(m, ",\"icrc\":\"%s\"", x->icrc);
-	if (p->encap == WIRE_ENCAP_IB && x && x->icrc && strcmp(x->icrc, "unchecked") != 0)
-		fprintf(m, ",\"vcrc\":\"ok\"");
-	fprintf(m, "}\n");
-}
-
-static const struct man_extra OK = { .icrc = "ok" };
-
-/* Builds p with a payload of len pattern bytes, writes it whole, and
- * records it in the manifest with ICRC ok. */
-static size_t emit(struct out *o, struct wire_pkt *p, size_t len)
-{
-	uint8_t payload[MAXFRAME], frame[MAXFRAME];
-	struct wire_pkt in = *p;
-	size_t n;
-
-	pattern(payload, len, p->bth.opcode + (unsigned)p->bth.psn);
-	n = wire_build(frame, sizeof(frame), p, payload, len);
-	if (!n)
-		die("%s: wire_build failed for opcode 0x%02x", o->name, p->bth.opcode);
-	out_write(o, frame, n, n);
-	man_pkt(o, &in, len, &OK);
-	return n;
-}
-
-/* A record that is not RoCE at all: UDP 198.18.0.x:5000 > :5000 over IPv4. */
-static void emit_other_udp(struct out *o, unsigned src, unsigned dst, size_t len)
-{
-	uint8_t f[1600];
-	size_t n = 14 + 20 + 8 + len;
-
-	memset(f, 0, sizeof(f));
-	mac_of(f, dst);
-	mac_of(f + 6, src);
-	wire_put16(f + 12, ETHERTYPE_IPV4);
-	f[14] = 0x45;
-	wire_put16(f + 16, (uint16_t)(20 + 8 + len));
-	f[22] = 64;
-	f[23] = 17;
-	ip4_of(f + 26, src);
-	ip4_of(f + 30, dst);
-	wire_put16(f + 24, wire_ipv4_csum(f + 14, 20));
-	wire_put16(f + 34, 5000);
-	wire_put16(f + 36, 5000);
-	wire_put16(f + 38, (uint16_t)(8 + len));
-	pattern(f + 42, len, 1);
-	out_write(o, f, n, n);
-}
-
-/* An ARP request, for non-UDP noise. */
-static void emit_arp(struct out *o, unsigned src, unsigned dst)
-{
-	uint8_t f[42];
-
-	memset(f, 0, sizeof(f));
-	memset(f, 0xff, 6);
-	mac_of(f + 6, src);
-	wire_put16(f + 12, 0x0806);
-	wire_put16(f + 14, 1);
-	wire_put16(f + 16, ETHERTYPE_IPV4);
-	f[18] = 6;
-	f[19] = 4;
-	wire_put16(f + 20, 1);
-	mac_of(f + 22, src);
-	ip4_of(f + 28, src);
-	ip4_of(f + 38, dst);
-	out_write(o, f, sizeof(f), sizeof(f));
-}
+#include "pcapgen.h"
 
 /* ------------------------------------------------------------------------ */
 /* The fixtures                                                               */
 
 /* Every defined opcode: over IPv4 with ECT(0), or over IPv6 with a VLAN tag. */
-static void gen_opcodes(const char *name, bool ipv6)
+static void gen_opcodes(struct gen *g, const char *name, bool ipv6)
 {
 	struct out o;
 
-	out_open(&o, name, DLT_EN10MB, 65535);
+	out_open(g, &o, name, DLT_EN10MB, 65535);
 	for (int op = 0; op < 256; op++) {
 		const struct wire_opcode_info *info = wire_opcode_info((uint8_t)op);
 		struct wire_pkt p;
@@ -466,13 +60,13 @@ static void gen_opcodes(const char *name, bool ipv6)
 	out_close(&o);
 }
 
-static void gen_rocev1(void)
+static void gen_rocev1(struct gen *g)
 {
 	static const uint8_t ops[] = { OP_RC_SEND_ONLY, OP_RC_WRITE_ONLY, OP_RC_READ_REQUEST,
 				       OP_RC_ACK };
 	struct out o;
 
-	out_open(&o, "rocev1.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "rocev1.pcap", DLT_EN10MB, 65535);
 	for (size_t i = 0; i < sizeof(ops); i++) {
 		struct wire_pkt p;
 		bool resp = ops[i] == OP_RC_ACK;
@@ -513,15 +107,15 @@ static void out_write_erf(struct out *o, const uint8_t *pkt, size_t len)
 
 /* Native InfiniBand, LRH only and LRH + GRH alternately: as LINKTYPE_INFINIBAND
  * (247; tshark 4.0 cannot read it) and the same packets in ERF records. */
-static void gen_ib(void)
+static void gen_ib(struct gen *g)
 {
 	static const uint8_t ops[] = { OP_RC_SEND_ONLY, OP_RC_WRITE_FIRST, OP_RC_ACK,
 				       OP_UD_SEND_ONLY, OP_RC_READ_RESPONSE_ONLY, OP_RC_FETCH_ADD,
 				       OP_RC_ATOMIC_ACK, OP_RC_SEND_ONLY_IMM };
 	struct out o, e;
 
-	out_open(&o, "ib.pcap", 247 /* DLT_INFINIBAND */, 65535);
-	out_open(&e, "ib-erf.pcap", DLT_ERF, 65535);
+	out_open(g, &o, "ib.pcap", 247 /* DLT_INFINIBAND */, 65535);
+	out_open(g, &e, "ib-erf.pcap", DLT_ERF, 65535);
 	for (size_t i = 0; i < sizeof(ops); i++) {
 		const struct wire_opcode_info *info = wire_opcode_info(ops[i]);
 		uint8_t frame[2048], payload[64];
@@ -551,11 +145,11 @@ static void gen_ib(void)
 }
 
 /* The same RoCEv2 packets behind a Linux cooked header (SLL or SLL2). */
-static void gen_cooked(const char *name, bool v2)
+static void gen_cooked(struct gen *g, const char *name, bool v2)
 {
 	struct out o;
 
-	out_open(&o, name, v2 ? DLT_LINUX_SLL2 : DLT_LINUX_SLL, 65535);
+	out_open(g, &o, name, v2 ? DLT_LINUX_SLL2 : DLT_LINUX_SLL, 65535);
 	for (int i = 0; i < 3; i++) {
 		uint8_t frame[2048], rec[2100];
 		struct wire_pkt p, in;
@@ -611,11 +205,11 @@ static void gen_cooked(const char *name, bool v2)
 }
 
 /* Raw IP link type (no link-layer header): an IPv4 and an IPv6 packet. */
-static void gen_raw_ip(void)
+static void gen_raw_ip(struct gen *g)
 {
 	struct out o;
 
-	out_open(&o, "raw-ip.pcap", DLT_RAW, 65535);
+	out_open(g, &o, "raw-ip.pcap", DLT_RAW, 65535);
 	for (int i = 0; i < 2; i++) {
 		uint8_t frame[2048], payload[40];
 		struct wire_pkt p, in;
@@ -645,7 +239,7 @@ static void gen_raw_ip(void)
 
 /* A frame cut by the snap length (payload cut: ICRC unchecked), then a
  * whole ACK that fits. */
-static void gen_snaplen(void)
+static void gen_snaplen(struct gen *g)
 {
 	uint8_t frame[2048], payload[1024];
 	struct wire_pkt p, in;
@@ -653,7 +247,7 @@ static void gen_snaplen(void)
 	struct out o;
 	size_t n;
 
-	out_open(&o, "snaplen.pcap", DLT_EN10MB, 128);
+	out_open(g, &o, "snaplen.pcap", DLT_EN10MB, 128);
 	v4(&p, HOST_A, HOST_B, WIRE_ECT0);
 	p.bth = (struct wire_bth){ .opcode = OP_RC_WRITE_ONLY, .pkey = 0xFFFF, .dqpn = QP_B,
 				   .ackreq = true, .psn = 0x70 };
@@ -673,7 +267,7 @@ static void gen_snaplen(void)
 
 /* A frame the snap length cuts inside its RETH: the BTH is readable, the
  * packet is cut short, so its ICRC cannot be checked ("unchecked"). */
-static void gen_cut_in_reth(void)
+static void gen_cut_in_reth(struct gen *g)
 {
 	uint8_t frame[2048], payload[512];
 	struct wire_pkt p, in;
@@ -681,7 +275,7 @@ static void gen_cut_in_reth(void)
 	struct out o;
 	size_t n, cut;
 
-	out_open(&o, "cut-in-reth.pcap", DLT_EN10MB, 62);
+	out_open(g, &o, "cut-in-reth.pcap", DLT_EN10MB, 62);
 	v4(&p, HOST_A, HOST_B, WIRE_ECT0);
 	p.bth = (struct wire_bth){ .opcode = OP_RC_WRITE_ONLY, .pkey = 0xFFFF, .dqpn = QP_B,
 				   .ackreq = true, .psn = 0x78 };
@@ -692,7 +286,7 @@ static void gen_cut_in_reth(void)
 	cut = p.bth_off + WIRE_BTH_LEN + 8;	/* half of the RETH */
 	out_write(&o, frame, cut, n);
 	/* Only the BTH is known: no reth, no payload_len in the manifest. */
-	fprintf(manifest, "{\"file\":\"%s\",\"frame\":%u,\"encap\":\"rocev2\",\"src\":\"198.18.0.%u\","
+	fprintf(g->manifest, "{\"file\":\"%s\",\"frame\":%u,\"encap\":\"rocev2\",\"src\":\"198.18.0.%u\","
 		"\"dst\":\"198.18.0.%u\",\"status\":\"truncated\",\"opcode\":%u,\"dest_qp\":%u,"
 		"\"psn\":%u,\"ack_req\":true,\"icrc\":\"%s\"}\n", o.name, o.frame, HOST_A, HOST_B,
 		in.bth.opcode, in.bth.dqpn, in.bth.psn, x.icrc);
@@ -700,7 +294,7 @@ static void gen_cut_in_reth(void)
 }
 
 /* A good SEND, then the same SEND with one payload byte flipped. */
-static void gen_icrc_bad(void)
+static void gen_icrc_bad(struct gen *g)
 {
 	uint8_t frame[2048], payload[64];
 	struct wire_pkt p, in;
@@ -708,7 +302,7 @@ static void gen_icrc_bad(void)
 	struct out o;
 	size_t n;
 
-	out_open(&o, "icrc-bad.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "icrc-bad.pcap", DLT_EN10MB, 65535);
 	for (int i = 0; i < 2; i++) {
 		v4(&p, HOST_A, HOST_B, WIRE_ECT0);
 		p.bth = (struct wire_bth){ .opcode = OP_RC_SEND_ONLY, .pkey = 0xFFFF, .dqpn = QP_B,
@@ -726,7 +320,7 @@ static void gen_icrc_bad(void)
 
 /* A frame whose capture stops inside the BTH, and one whose UDP length
  * leaves no room for a BTH: decoded as far as they go, and flagged. */
-static void gen_truncated_header(void)
+static void gen_truncated_header(struct gen *g)
 {
 	uint8_t frame[2048], payload[64];
 	struct wire_pkt p, in;
@@ -735,7 +329,7 @@ static void gen_truncated_header(void)
 	struct out o;
 	size_t n;
 
-	out_open(&o, "truncated-header.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "truncated-header.pcap", DLT_EN10MB, 65535);
 	v4(&p, HOST_A, HOST_B, WIRE_ECT0);
 	p.bth = (struct wire_bth){ .opcode = OP_RC_SEND_ONLY, .pkey = 0xFFFF, .dqpn = QP_B,
 				   .psn = 0x90 };
@@ -759,13 +353,13 @@ static void gen_truncated_header(void)
 
 /* Opcodes the IBTA does not define (0x1F: RC reserved, 0xC0: a reserved
  * transport), with valid ICRCs. */
-static void gen_unknown_opcode(void)
+static void gen_unknown_opcode(struct gen *g)
 {
 	static const uint8_t ops[] = { 0x1F, 0xC0 };
 	uint8_t frame[2048], payload[8];
 	struct out o;
 
-	out_open(&o, "unknown-opcode.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "unknown-opcode.pcap", DLT_EN10MB, 65535);
 	for (size_t i = 0; i < sizeof(ops); i++) {
 		struct wire_pkt p, in, d;
 		struct man_extra x = { .icrc = "ok", .unknown = true, .payload_len = 8 };
@@ -819,11 +413,11 @@ static void rc(struct out *o, bool from_a, uint8_t op, uint32_t psn, bool ackreq
  *          retransmits 2 (102 and 103 seen again)
  *   B > A: 3 packets, NAK(PSN sequence error) 1
  */
-static void gen_retransmit(void)
+static void gen_retransmit(struct gen *g)
 {
 	struct out o;
 
-	out_open(&o, "retransmit.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "retransmit.pcap", DLT_EN10MB, 65535);
 	rc(&o, true, OP_RC_WRITE_FIRST, 100, false, 1024, 0, 0, WIRE_ECT0);
 	/* PSN 101 is lost here. */
 	rc(&o, true, OP_RC_WRITE_MIDDLE, 102, false, 1024, 0, 0, WIRE_ECT0);
@@ -842,11 +436,11 @@ static void gen_retransmit(void)
 }
 
 /* RNR: SEND 200, RNR NAK, SEND 200 again after the timer, ACK. */
-static void gen_rnr(void)
+static void gen_rnr(struct gen *g)
 {
 	struct out o;
 
-	out_open(&o, "rnr-nak.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "rnr-nak.pcap", DLT_EN10MB, 65535);
 	rc(&o, true, OP_RC_SEND_ONLY, 200, true, 64, 0, 0, WIRE_ECT0);
 	rc(&o, false, OP_RC_ACK, 200, false, 0, RNR_NAK, 0, WIRE_NOT_ECT);
 	rc(&o, true, OP_RC_SEND_ONLY, 200, true, 64, 0, 0, WIRE_ECT0);
@@ -855,22 +449,22 @@ static void gen_rnr(void)
 }
 
 /* A WRITE with a wrong rkey, answered by NAK(remote access error). */
-static void gen_access_error(void)
+static void gen_access_error(struct gen *g)
 {
 	struct out o;
 
-	out_open(&o, "access-error.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "access-error.pcap", DLT_EN10MB, 65535);
 	rc(&o, true, OP_RC_WRITE_ONLY, 300, true, 128, 0, 0, WIRE_ECT0);
 	rc(&o, false, OP_RC_ACK, 300, false, 0, NAK_ACCESS, 0, WIRE_NOT_ECT);
 	out_close(&o);
 }
 
 /* Two SENDs, each ACKed twice (same PSN, MSN and syndrome): 2 duplicate ACKs. */
-static void gen_dup_ack(void)
+static void gen_dup_ack(struct gen *g)
 {
 	struct out o;
 
-	out_open(&o, "dup-ack.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "dup-ack.pcap", DLT_EN10MB, 65535);
 	rc(&o, true, OP_RC_SEND_ONLY, 400, true, 32, 0, 0, WIRE_ECT0);
 	rc(&o, false, OP_RC_ACK, 400, false, 0, ACK_OK, 1, WIRE_NOT_ECT);
 	rc(&o, false, OP_RC_ACK, 400, false, 0, ACK_OK, 1, WIRE_NOT_ECT);
@@ -884,11 +478,11 @@ static void gen_dup_ack(void)
  * sends two CNPs to A's QP (BECN set); B ACKs 509.
  *   A > B qp QP_B: 10 packets, 3 CE-marked
  *   B > A qp QP_A: 2 CNPs and 1 ACK */
-static void gen_congestion(void)
+static void gen_congestion(struct gen *g)
 {
 	struct out o;
 
-	out_open(&o, "congestion.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "congestion.pcap", DLT_EN10MB, 65535);
 	for (uint32_t i = 0; i < 10; i++) {
 		bool ce = i == 2 || i == 5 || i == 8;
 
@@ -908,7 +502,7 @@ static void gen_congestion(void)
  * length, and (IPv4) ID first_id + k.  Checked against wire_build of each
  * segment as a standalone packet.
  */
-static void gen_gso(const char *name, bool ipv6, unsigned nseg, uint16_t first_id)
+static void gen_gso(struct gen *g, const char *name, bool ipv6, unsigned nseg, uint16_t first_id)
 {
 	uint8_t agg[MAXFRAME], one[4096], payload[2048];
 	struct wire_pkt p;
@@ -918,7 +512,7 @@ static void gen_gso(const char *name, bool ipv6, unsigned nseg, uint16_t first_i
 	const size_t middle = 1024, last = 500;
 	struct wire_pkt segs[16];
 
-	out_open(&o, name, DLT_EN10MB, 65535);
+	out_open(g, &o, name, DLT_EN10MB, 65535);
 	/* Build each segment standalone, with the headers it will carry. */
 	for (unsigned k = 0; k < nseg; k++) {
 		struct wire_pkt *s = &segs[k];
@@ -1010,12 +604,12 @@ static void gen_gso(const char *name, bool ipv6, unsigned nseg, uint16_t first_i
 }
 
 /* RoCEv2 to UDP port 9999: RDMA only with --udp-port 9999. */
-static void gen_udp_port(void)
+static void gen_udp_port(struct gen *g)
 {
 	struct out o;
 	struct wire_pkt p;
 
-	out_open(&o, "udp-port-9999.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "udp-port-9999.pcap", DLT_EN10MB, 65535);
 	v4(&p, HOST_A, HOST_B, WIRE_ECT0);
 	p.udp.dport = 9999;
 	p.bth = (struct wire_bth){ .opcode = OP_RC_SEND_ONLY, .pkey = 0xFFFF, .dqpn = QP_B,
@@ -1032,12 +626,12 @@ static void gen_udp_port(void)
 /* RoCE between A and B, interleaved with plain UDP and ARP noise:
  * frames 1 ARP, 2 SEND A>B, 3 UDP, 4 ACK B>A, 5 SEND A>B, 6 UDP, 7 ACK,
  * 8 ARP, 9 SEND, 10 ACK, 11 UDP, 12 SEND, 13 ACK. */
-static void gen_mixed(void)
+static void gen_mixed(struct gen *g)
 {
 	struct out o;
 	uint32_t psn = 0x800;
 
-	out_open(&o, "mixed.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "mixed.pcap", DLT_EN10MB, 65535);
 	emit_arp(&o, HOST_A, HOST_B);
 	for (int i = 0; i < 4; i++, psn++) {
 		rc(&o, true, OP_RC_SEND_ONLY, psn, true, 100, 0, 0, WIRE_ECT0);
@@ -1054,12 +648,12 @@ static void gen_mixed(void)
 
 /* 64-bit fields with the top bit set: kernel virtual addresses (as ULPs
  * register), and atomic operands such as compare = -1. */
-static void gen_big_values(void)
+static void gen_big_values(struct gen *g)
 {
 	struct out o;
 	struct wire_pkt p;
 
-	out_open(&o, "big-values.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "big-values.pcap", DLT_EN10MB, 65535);
 	v4(&p, HOST_A, HOST_B, WIRE_ECT0);
 	p.bth = (struct wire_bth){ .opcode = OP_RC_READ_REQUEST, .pkey = 0xFFFF, .dqpn = QP_B,
 				   .ackreq = true, .psn = 0x900 };
@@ -1082,13 +676,13 @@ static void gen_big_values(void)
 
 /* A long WRITE stream of 1082-byte frames, for -w rotation (-C/-W). */
 #define BULK_FRAMES 2500
-static void gen_bulk(void)
+static void gen_bulk(struct gen *g)
 {
 	uint8_t frame[2048], payload[1024];
 	struct out o;
 	struct wire_pkt p;
 
-	out_open(&o, "bulk.pcap", DLT_EN10MB, 65535);
+	out_open(g, &o, "bulk.pcap", DLT_EN10MB, 65535);
 	pattern(payload, sizeof(payload), 11);
 	for (uint32_t i = 0; i < BULK_FRAMES; i++) {
 		size_t n;
@@ -1107,15 +701,15 @@ static void gen_bulk(void)
  * record's data (records 1-3 whole): a reader must print 3 packets and
  * then report the truncation.
  */
-static void gen_truncated_file(void)
+static void gen_truncated_file(struct gen *g)
 {
 	char a[4096], b[4096];
 	uint8_t *buf;
 	FILE *in, *out;
 	size_t n, off = 24;
 
-	snprintf(a, sizeof(a), "%s/retransmit.pcap", outdir);
-	snprintf(b, sizeof(b), "%s/truncated-file.pcap", outdir);
+	snprintf(a, sizeof(a), "%s/retransmit.pcap", g->outdir);
+	snprintf(b, sizeof(b), "%s/truncated-file.pcap", g->outdir);
 	buf = malloc(1 << 20);
 	in = fopen(a, "rb");
 	out = fopen(b, "wb");
@@ -1139,12 +733,12 @@ static void gen_truncated_file(void)
 	free(buf);
 }
 
-static void gen_not_a_capture(void)
+static void gen_not_a_capture(struct gen *g)
 {
 	char path[4096];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/not-a-capture.pcap", outdir);
+	snprintf(path, sizeof(path), "%s/not-a-capture.pcap", g->outdir);
 	f = fopen(path, "w");
 	if (!f)
 		die("cannot write %s: %s", path, strerror(errno));
@@ -1154,47 +748,48 @@ static void gen_not_a_capture(void)
 
 int main(int argc, char **argv)
 {
+	struct gen g = { 0 };
 	char path[4096];
 
 	if (argc != 2 || argv[1][0] == '-') {
 		fprintf(stderr, "usage: pcapgen OUTDIR\n");
 		return 2;
 	}
-	outdir = argv[1];
-	if (mkdir(outdir, 0755) < 0 && errno != EEXIST)
-		die("cannot create %s: %s", outdir, strerror(errno));
-	snprintf(path, sizeof(path), "%s/manifest.jsonl", outdir);
-	manifest = fopen(path, "w");
-	if (!manifest)
+	g.outdir = argv[1];
+	if (mkdir(g.outdir, 0755) < 0 && errno != EEXIST)
+		die("cannot create %s: %s", g.outdir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/manifest.jsonl", g.outdir);
+	g.manifest = fopen(path, "w");
+	if (!g.manifest)
 		die("cannot write %s: %s", path, strerror(errno));
 
-	gen_opcodes("opcodes-ipv4.pcap", false);
-	gen_opcodes("opcodes-ipv6-vlan.pcap", true);
-	gen_rocev1();
-	gen_ib();
-	gen_cooked("sll.pcap", false);
-	gen_cooked("sll2.pcap", true);
-	gen_raw_ip();
-	gen_snaplen();
-	gen_cut_in_reth();
-	gen_icrc_bad();
-	gen_truncated_header();
-	gen_unknown_opcode();
-	gen_retransmit();
-	gen_rnr();
-	gen_access_error();
-	gen_dup_ack();
-	gen_congestion();
-	gen_gso("gso.pcap", false, 4, 0x1000);
-	gen_gso("gso-ipv6.pcap", true, 3, 0);
-	gen_udp_port();
-	gen_mixed();
-	gen_big_values();
-	gen_bulk();
-	gen_truncated_file();
-	gen_not_a_capture();
+	gen_opcodes(&g, "opcodes-ipv4.pcap", false);
+	gen_opcodes(&g, "opcodes-ipv6-vlan.pcap", true);
+	gen_rocev1(&g);
+	gen_ib(&g);
+	gen_cooked(&g, "sll.pcap", false);
+	gen_cooked(&g, "sll2.pcap", true);
+	gen_raw_ip(&g);
+	gen_snaplen(&g);
+	gen_cut_in_reth(&g);
+	gen_icrc_bad(&g);
+	gen_truncated_header(&g);
+	gen_unknown_opcode(&g);
+	gen_retransmit(&g);
+	gen_rnr(&g);
+	gen_access_error(&g);
+	gen_dup_ack(&g);
+	gen_congestion(&g);
+	gen_gso(&g, "gso.pcap", false, 4, 0x1000);
+	gen_gso(&g, "gso-ipv6.pcap", true, 3, 0);
+	gen_udp_port(&g);
+	gen_mixed(&g);
+	gen_big_values(&g);
+	gen_bulk(&g);
+	gen_truncated_file(&g);
+	gen_not_a_capture(&g);
 
-	if (fclose(manifest) != 0)
+	if (fclose(g.manifest) != 0)
 		die("cannot write the manifest: %s", strerror(errno));
 	return 0;
 }
