@@ -4,7 +4,6 @@
 #define RDMAKIT_TEST_COUNTERS_FX_H
 
 #include <limits.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
