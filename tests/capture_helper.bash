@@ -9,21 +9,9 @@
 load test_helper
 
 setup_file() {
-	local root pcapgen
-	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-	pcapgen=${PCAPGEN:-}
-	if [[ -z $pcapgen ]]; then
-		for pcapgen in "$root/build/tests/tools/pcapgen" "$root/build-san/tests/tools/pcapgen"; do
-			[[ -x $pcapgen ]] && break
-		done
-	fi
-	if [[ ! -x $pcapgen ]]; then
-		echo "# $pcapgen is not built: run 'make unit-bins'" >&3
-		return 1
-	fi
-	export FX=$BATS_FILE_TMPDIR/fx PCAPGEN=$pcapgen
-	"$pcapgen" "$FX" || return 1
-	export SCRIPTS=$root/tests/tools
+	export FX=$BATS_FILE_TMPDIR/fx SCRIPTS
+	SCRIPTS=$(cd "$BATS_TEST_DIRNAME" && pwd)/tools
+	pcapgen_fixtures "$FX"
 }
 
 setup() {

@@ -15,20 +15,8 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 setup_file() {
-	local root pcapgen
-	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-	pcapgen=${PCAPGEN:-}
-	if [[ -z $pcapgen ]]; then
-		for pcapgen in "$root/build/tests/tools/pcapgen" "$root/build-san/tests/tools/pcapgen"; do
-			[[ -x $pcapgen ]] && break
-		done
-	fi
-	if [[ ! -x $pcapgen ]]; then
-		echo "# $pcapgen is not built: run 'make unit-bins'" >&3
-		return 1
-	fi
 	export FX=$BATS_FILE_TMPDIR/fx
-	"$pcapgen" "$FX" || return 1
+	pcapgen_fixtures "$FX"
 }
 
 setup() {

@@ -339,3 +339,22 @@ has_word() {
 	done
 	return 1
 }
+
+# pcapgen_fixtures DIR: writes the pcapgen capture fixtures into DIR
+# (PCAPGEN, else build/ or build-san/'s tests/tools/pcapgen); for setup_file.
+pcapgen_fixtures() {
+	local root pcapgen
+	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	pcapgen=${PCAPGEN:-}
+	if [[ -z $pcapgen ]]; then
+		for pcapgen in "$root/build/tests/tools/pcapgen" "$root/build-san/tests/tools/pcapgen"; do
+			[[ -x $pcapgen ]] && break
+		done
+	fi
+	if [[ ! -x $pcapgen ]]; then
+		echo "# $pcapgen is not built: run 'make unit-bins'" >&3
+		return 1
+	fi
+	export PCAPGEN=$pcapgen
+	"$pcapgen" "$1"
+}

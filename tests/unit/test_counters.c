@@ -27,34 +27,7 @@ static char fixture[PATH_MAX];	/* .../tests/fixtures/top */
 
 static bool find_fixture(void)
 {
-	const char *rel = "tests/fixtures/top";
-	const char *root = getenv("RDMAKIT_ROOT");
-	char exe[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-
-	if (root && *root) {
-		snprintf(fixture, sizeof(fixture), "%s/%s", root, rel);
-		if (stat(fixture, &st) == 0)
-			return true;
-	}
-	snprintf(fixture, sizeof(fixture), "%s", rel);
-	if (stat(fixture, &st) == 0)
-		return true;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		for (int up = 0; up < 3; up++) {
-			char *slash = strrchr(exe, '/');
-
-			if (slash)
-				*slash = '\0';
-		}
-		snprintf(fixture, sizeof(fixture), "%.*s/%s", (int)(sizeof(fixture) - 64), exe, rel);
-		if (stat(fixture, &st) == 0)
-			return true;
-	}
-	return false;
+	return unit_repo_path("tests/fixtures/top", fixture, sizeof(fixture));
 }
 
 static char sys1[PATH_MAX + 32], proc1[PATH_MAX + 32], sys2[PATH_MAX + 32], proc2[PATH_MAX + 32];

@@ -25,34 +25,7 @@ static char fixture[PATH_MAX];
  * current directory, or three levels above this binary (build/tests/X). */
 static bool find_fixture(void)
 {
-	const char *rel = "tests/fixtures/devices/sys";
-	const char *root = getenv("RDMAKIT_ROOT");
-	char exe[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-
-	if (root && *root) {
-		snprintf(fixture, sizeof(fixture), "%s/%s", root, rel);
-		if (stat(fixture, &st) == 0)
-			return true;
-	}
-	snprintf(fixture, sizeof(fixture), "%s", rel);
-	if (stat(fixture, &st) == 0)
-		return true;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		for (int up = 0; up < 3; up++) {
-			char *slash = strrchr(exe, '/');
-
-			if (slash)
-				*slash = '\0';
-		}
-		snprintf(fixture, sizeof(fixture), "%.*s/%s", (int)(sizeof(fixture) - 64), exe, rel);
-		if (stat(fixture, &st) == 0)
-			return true;
-	}
-	return false;
+	return unit_repo_path("tests/fixtures/devices/sys", fixture, sizeof(fixture));
 }
 
 static struct devinfo_gid gid(int index, const char *addr6, const char *type)

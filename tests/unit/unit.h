@@ -9,9 +9,13 @@
 #ifndef RDMAKIT_UNIT_H
 #define RDMAKIT_UNIT_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct unit {
 	int number;	/* TAP test number of the running test */
@@ -113,6 +117,40 @@ static inline void unit_skip_running(struct unit *u, const char *reason)
 #define RUN(u, fn) unit_run((u), #fn, fn)
 
 /* Prints the TAP plan last ("1..N") and returns the exit status. */
+/*
+ * A path in the repository (tests/fixtures/...) into out: under
+ * $RDMAKIT_ROOT, the current directory, or three levels above this binary
+ * (build/tests/X).  False when none of them has it.
+ */
+static inline bool unit_repo_path(const char *rel, char *out, size_t cap)
+{
+	const char *root = getenv("RDMAKIT_ROOT");
+	char exe[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (root && *root) {
+		snprintf(out, cap, "%s/%s", root, rel);
+		if (stat(out, &st) == 0)
+			return true;
+	}
+	snprintf(out, cap, "%s", rel);
+	if (stat(out, &st) == 0)
+		return true;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	for (int up = 0; up < 3; up++) {
+		char *slash = strrchr(exe, '/');
+
+		if (slash)
+			*slash = '\0';
+	}
+	snprintf(out, cap, "%.*s/%s", (int)(cap > 64 ? cap - 64 : 0), exe, rel);
+	return stat(out, &st) == 0;
+}
+
 static inline int unit_done(struct unit *u)
 {
 	printf("1..%d\n", u->number);
