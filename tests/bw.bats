@@ -20,11 +20,7 @@ load test_helper
 load perf_helper
 
 setup() {
-	setup_rdmakit
-	# A loopback address of this test's own, so no other soft engine (in this
-	# suite or elsewhere on the host) shares its UDP port 4791.
-	ADDR=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 2))
-	BG_PIDS=()
+	setup_perf
 }
 
 teardown() {

@@ -15,9 +15,7 @@ load test_helper
 load perf_helper
 
 setup() {
-	setup_rdmakit
-	ADDR=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 2))
-	BG_PIDS=()
+	setup_perf
 }
 
 teardown() {

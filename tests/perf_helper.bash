@@ -2,6 +2,15 @@
 # Helpers for the bw and lat suites: free ports, background processes that
 # teardown kills, bounded waits, and time checks.
 
+# setup_perf: a loopback address of this test's own (so no other soft engine,
+# in this suite or elsewhere on the host, shares its UDP port 4791) in ADDR,
+# and no background processes yet; for setup().
+setup_perf() {
+	setup_rdmakit
+	ADDR=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 2))
+	BG_PIDS=()
+}
+
 # free_port: a TCP port nothing on this host listens on.
 free_port() {
 	local p

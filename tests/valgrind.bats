@@ -12,10 +12,8 @@ load test_helper
 load perf_helper
 
 setup() {
-	setup_rdmakit
+	setup_perf
 	require_tool valgrind "memcheck"
-	ADDR=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 2))
-	BG_PIDS=()
 }
 
 teardown() {
