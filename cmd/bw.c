@@ -304,20 +304,30 @@ static int check_bw_options(const struct bw_cli *b, enum perf_role role)
 	return 0;
 }
 
+/* The command line into b and role: 0, a usage error's exit code, or < 0
+ * when --help or --version was answered.  The fuzzer calls it too. */
+static int bw_parse(int argc, char **argv, struct global_opts *g, struct bw_cli *b,
+		    enum perf_role *role)
+{
+	int first, rc;
+
+	perf_cli_init(&b->c, "bw", false);
+	rc = opts_parse(&bw_usage, argc, argv, g, bw_opt, b, &first);
+	if (!rc)
+		rc = perf_cli_finish(&b->c, argc, argv, first, role);
+	return rc;
+}
+
 int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
 	struct bw_cli b = { 0 };
 	enum perf_role role;
-	int first, rc;
+	int rc;
 
-	perf_cli_init(&b.c, "bw", false);
-	rc = opts_parse(&bw_usage, argc, argv, &g, bw_opt, &b, &first);
+	rc = bw_parse(argc, argv, &g, &b, &role);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	rc = perf_cli_finish(&b.c, argc, argv, first, &role);
-	if (rc)
-		return rc;
 	rc = check_bw_options(&b, role);
 	if (rc)
 		return rc;

@@ -189,22 +189,32 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 	return rc;
 }
 
+/* The command line into l and role: 0, a usage error's exit code, or < 0
+ * when --help or --version was answered.  The fuzzer calls it too. */
+static int lat_parse(int argc, char **argv, struct global_opts *g, struct lat_cli *l,
+		     enum perf_role *role)
+{
+	int first, rc;
+
+	perf_cli_init(&l->c, "lat", true);
+	rc = opts_parse(&lat_usage, argc, argv, g, lat_opt, l, &first);
+	if (!rc)
+		rc = perf_cli_finish(&l->c, argc, argv, first, role);
+	if (!rc && l->c.o.qps != 1)
+		rc = usage_error("lat", "latency is measured on one QP: drop -q/--qp");
+	return rc;
+}
+
 int cmd_lat(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
 	struct lat_cli l = { 0 };
 	enum perf_role role;
-	int first, rc;
+	int rc;
 
-	perf_cli_init(&l.c, "lat", true);
-	rc = opts_parse(&lat_usage, argc, argv, &g, lat_opt, &l, &first);
+	rc = lat_parse(argc, argv, &g, &l, &role);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	rc = perf_cli_finish(&l.c, argc, argv, first, &role);
-	if (rc)
-		return rc;
-	if (l.c.o.qps != 1)
-		return usage_error("lat", "latency is measured on one QP: drop -q/--qp");
 	l.c.o.tx_depth = 1;
 	return perf_cli_run(&l.c, &g, role, run_client, &l);
 }

@@ -65,7 +65,8 @@ $(FUZZ_BUILD)/mkseeds: $(FUZZ_BUILD)/fuzz/seeds.o $(FUZZ_BUILD)/fuzz/soft_fixtur
 	$(Q)$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link -o $@ $^ $(LDLIBS) -lz
 $(FUZZ_BUILD)/soft-replay: $(FUZZ_BUILD)/fuzz/soft_replay.o $(FUZZ_BUILD)/fuzz/soft_fixture.o $(FUZZ_LIB)
 	$(Q)$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link -o $@ $^ $(LDLIBS) -lz
-$(FUZZ_BUILD)/pcapgen: $(FUZZ_BUILD)/tests/tools/pcapgen.o $(FUZZ_LIB)
+$(FUZZ_BUILD)/pcapgen: $(FUZZ_BUILD)/tests/tools/pcapgen.o $(FUZZ_BUILD)/tests/tools/pcapgen_frames.o \
+		$(FUZZ_LIB)
 	$(Q)$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link -o $@ $^ $(LDLIBS)
 
 # Seeds: the public captures, pcapgen's fixtures, and built frames/messages.
