@@ -15,7 +15,7 @@ ZSH_COMPDIR ?= $(PREFIX)/share/zsh/site-functions
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libibverbs librdmacm libpcap ncursesw jansson libsodium
+PKGS := libibverbs librdmacm libpcap ncursesw jansson libsodium libmicrohttpd
 
 BUILD := build
 ifeq ($(SANITIZE),1)

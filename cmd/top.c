@@ -4,6 +4,7 @@
  * rates, live on one screen (cmd/top_tui.c), as a text table every
  * interval (-b) or as one JSON object per interval (--json).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 enum {
 	OPT_SYSFS_ROOT = OPT_LONG_ONLY + 1,
 	OPT_PROC_ROOT,
+	OPT_LISTEN,
+	OPT_TEXTFILE,
 };
 
 static const struct opt_spec top_opt_specs[] = {
@@ -31,19 +34,25 @@ static const struct opt_spec top_opt_specs[] = {
 	{ "verbose", 'v', NULL, "with -b: also list every counter of every port" },
 	{ "sysfs-root", OPT_SYSFS_ROOT, "DIR", "read DIR/class/infiniband and DIR/class/net, not /sys" },
 	{ "proc-root", OPT_PROC_ROOT, "DIR", "read DIR/net/netstat, not /proc/net/netstat" },
+	{ "listen", OPT_LISTEN, "[ADDR][:PORT]",
+	  "serve Prometheus metrics at http://ADDR:PORT/metrics (default 127.0.0.1:18525)" },
+	{ "textfile", OPT_TEXTFILE, "PATH.prom",
+	  "write the metrics to PATH.prom every interval (node_exporter's textfile collector)" },
 	OPTS_END,
 };
 
 static const struct cmd_usage top_usage = {
 	.cmd = "top",
 	.synopsis = "[-b] [-n N] [-d SECONDS] [-i IFACE] [-t] [-v] [--json]\n"
+		    "[--listen [ADDR][:PORT]] [--textfile PATH.prom]\n"
 		    "[--sysfs-root DIR] [--proc-root DIR] [DEVICE[/PORT] ...]",
 	.description = "Monitor RDMA ports live: rx/tx Gb/s and Mpps, PFC pause frames, ECN marks,\n"
 		       "CNPs sent and handled, out-of-sequence packets, NAK sequence errors and\n"
 		       "timeouts, as rates (or totals), from every counter in sysfs counters/ and\n"
 		       "hw_counters/, the netdev's ethtool statistics and the host's ECN counters in\n"
 		       "/proc/net/netstat.  Keys on the live screen: q quit, arrows/j/k select,\n"
-		       "Enter details, s sort, d rates/totals, p pause, +/- interval, h help.",
+		       "Enter details, s sort, d rates/totals, p pause, +/- interval, h help.\n"
+		       "With --listen or --textfile it runs headless as a Prometheus exporter.",
 	.opts = top_opt_specs,
 };
 
@@ -68,6 +77,8 @@ static int top_opt(void *ctx, int key, const char *arg)
 	case 'v': o->verbose = true; break;
 	case OPT_SYSFS_ROOT: o->ctr.sysfs_root = arg; break;
 	case OPT_PROC_ROOT: o->ctr.proc_root = arg; break;
+	case OPT_LISTEN: o->listen = arg; break;
+	case OPT_TEXTFILE: o->textfile = arg; break;
 	default: return EXIT_USAGE;
 	}
 	return 0;
@@ -531,6 +542,39 @@ static int run_batch(struct top_state *st)
 	return EXIT_OK;
 }
 
+/* --listen's address and --textfile's name, before anything is read. */
+static int check_exporter(struct top_opts *o)
+{
+	size_t n;
+
+	if (o->listen) {
+		const struct sockaddr_in *v4 = (const struct sockaddr_in *)&o->listen_addr;
+		const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&o->listen_addr;
+		char a[INET6_ADDRSTRLEN];
+		int rc = top_parse_listen(o->listen, &o->listen_addr, &o->listen_len);
+
+		if (rc)
+			return rc;
+		if (o->listen_addr.ss_family == AF_INET)
+			snprintf(o->listen_text, sizeof(o->listen_text), "%s:%u",
+				 inet_ntop(AF_INET, &v4->sin_addr, a, sizeof(a)), ntohs(v4->sin_port));
+		else
+			snprintf(o->listen_text, sizeof(o->listen_text), "[%s]:%u",
+				 inet_ntop(AF_INET6, &v6->sin6_addr, a, sizeof(a)),
+				 ntohs(v6->sin6_port));
+	}
+	if (o->textfile) {
+		n = strlen(o->textfile);
+		if (n < 6 || strcmp(o->textfile + n - 5, ".prom") || o->textfile[n - 6] == '/')
+			return usage_error("top", "--textfile '%s': the name must end in .prom, the "
+					   "files node_exporter's textfile collector reads", o->textfile);
+	}
+	if ((o->listen || o->textfile) && (o->json || o->batch || o->verbose || o->totals))
+		return usage_error("top", "--listen and --textfile run headless: drop -b, -v, -t "
+				   "and --json");
+	return 0;
+}
+
 /* Counter files stay open between samples (a host with 16 ports has
  * over 1,600): allow what the hard limit allows, as a soft limit. */
 static void raise_fd_limit(void)
@@ -564,6 +608,8 @@ int cmd_top(int argc, char **argv, const struct global_opts *gin)
 	if (o.verbose && !o.batch && !g.json)
 		o.batch = true;		/* -v lists counters: a batch thing */
 	o.json = g.json;
+	if ((rc = check_exporter(&o)))
+		return rc;
 	if (o.ctr.sysfs_root && (rc = check_dir("--sysfs-root", o.ctr.sysfs_root, CTR_SYSFS_ROOT)))
 		return rc;
 	if (o.ctr.proc_root && (rc = check_dir("--proc-root", o.ctr.proc_root, CTR_PROC_ROOT)))
@@ -592,7 +638,9 @@ int cmd_top(int argc, char **argv, const struct global_opts *gin)
 	o.ctr.nl = ctr_nl_open();
 	if (top_sample(&st) < 0)
 		rc = runtime_error("top", "%s", st.err);
-	else if (!(rc = check_names(&st)))
+	else if (!(rc = check_names(&st)) && (o.listen || o.textfile))
+		rc = top_export(&st);
+	else if (!rc)
 		rc = o.json || o.batch ? run_batch(&st) : top_tui(&st);
 	top_state_free(&st);
 	ctr_cache_free(o.ctr.cache);

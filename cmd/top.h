@@ -12,10 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 #include "cmd.h"
 #include "counters.h"
 
 #define TOP_MAX_NAMES 64
+/* --listen's default port: outside the Prometheus allocation range
+ * 9100-9999, full since 2023 (man rdmakit-top says why this one). */
+#define TOP_EXPORT_PORT 18525
 
 struct top_opts {
 	bool batch, totals, verbose, json;
@@ -26,6 +31,12 @@ struct top_opts {
 	const char *ifaces[TOP_MAX_NAMES];	/* -i IFACE */
 	size_t nifaces;
 	struct ctr_opts ctr;
+	/* Exporter (cmd/top_export.c): --listen and --textfile. */
+	const char *listen;		/* as given */
+	struct sockaddr_storage listen_addr;
+	socklen_t listen_len;
+	char listen_text[64];		/* "127.0.0.1:18525", "[::1]:18525" */
+	const char *textfile;
 };
 
 /* The latest snapshot, with rates against the one before. */
@@ -42,6 +53,12 @@ struct top_state {
  * Returns 0, or -1 with st->err set. */
 int top_sample(struct top_state *st);
 void top_state_free(struct top_state *st);
+
+/* --listen [ADDR][:PORT] into the options; 0 or EXIT_USAGE (said). */
+int top_parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *salen);
+/* Serves /metrics and/or writes the textfile until stopped (or -n
+ * intervals); returns the exit code. */
+int top_export(struct top_state *st);
 
 /* Columns of the ports table, in display order. */
 enum top_col {

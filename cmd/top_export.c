@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmakit top as a Prometheus exporter: --listen serves /metrics over HTTP
+ * (libmicrohttpd), read on each scrape; --textfile writes the exposition
+ * for node_exporter's textfile collector every interval.  Rendering is
+ * lib/stats/prom.c's.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "prom.h"
+#include "top.h"
+
+#define HOME_PAGE                                                                   \
+	"<html><head><title>rdmakit top</title></head><body>\n"                     \
+	"<h1>rdmakit top</h1>\n"                                                    \
+	"<p>RDMA port, PFC, ECN/CNP, retransmission and soft-engine counters for "  \
+	"Prometheus: <a href=\"/metrics\">/metrics</a> (text format 0.0.4, or "     \
+	"OpenMetrics 1.0 when the scraper asks for it). man rdmakit-top lists the " \
+	"metrics.</p>\n</body></html>\n"
+
+struct exporter {
+	struct top_state *st;
+	pthread_mutex_t lock;		/* one sample at a time: scrapes and textfile */
+	unsigned long long errors;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Samples the counters now and renders them: a malloc'd buffer, or NULL. */
+static char *expose(struct exporter *x, enum prom_format f, size_t *len)
+{
+	struct prom_scrape sc = { 0 };
+	char *buf = NULL;
+	double t0;
+	FILE *out;
+
+	pthread_mutex_lock(&x->lock);
+	t0 = now_s();
+	sc.ok = top_sample(x->st) == 0;
+	sc.duration_s = now_s() - t0;
+	if (!sc.ok)
+		x->errors++;
+	sc.errors = x->errors;
+	out = open_memstream(&buf, len);
+	if (out) {
+		prom_write(out, f, sc.ok ? &x->st->cur : NULL, &sc);
+		if (fclose(out)) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+	return buf;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, void *body, size_t len,
+			     enum MHD_ResponseMemoryMode mode, const char *type)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result rc;
+
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_size, void **req_cls)
+{
+	struct exporter *x = cls;
+	enum prom_format f;
+	size_t len = 0;
+	char *body;
+
+	(void)version, (void)upload_data, (void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n", 9,
+			     MHD_RESPMEM_PERSISTENT, "text/plain");
+	if (*upload_size)
+		return MHD_NO;
+	if (!strcmp(url, "/"))
+		return reply(c, MHD_HTTP_OK, HOME_PAGE, sizeof(HOME_PAGE) - 1,
+			     MHD_RESPMEM_PERSISTENT, "text/html; charset=utf-8");
+	if (strcmp(url, "/metrics"))
+		return reply(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n", 39,
+			     MHD_RESPMEM_PERSISTENT, "text/plain");
+	f = prom_negotiate(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept"));
+	body = expose(x, f, &len);
+	if (!body)
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", 14,
+			     MHD_RESPMEM_PERSISTENT, "text/plain");
+	return reply(c, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE,
+		     f == PROM_OPENMETRICS_100 ? PROM_CONTENT_TYPE_OM : PROM_CONTENT_TYPE_004);
+}
+
+/*
+ * --listen [ADDR][:PORT]: "127.0.0.1", ":18525", "0.0.0.0:9000", "::1",
+ * "[::1]:9000".  Fills sa; 0, or EXIT_USAGE after one line.
+ */
+int top_parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *salen)
+{
+	char addr[INET6_ADDRSTRLEN + 2] = "";
+	const char *port = NULL, *colon = strrchr(spec, ':');
+	unsigned long p = TOP_EXPORT_PORT;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+	char *end;
+
+	if (spec[0] == '[') {
+		const char *close = strchr(spec, ']');
+
+		if (!close || (close[1] && close[1] != ':') || (size_t)(close - spec - 1) >= sizeof(addr))
+			goto bad;
+		memcpy(addr, spec + 1, (size_t)(close - spec - 1));
+		port = close[1] ? close + 2 : NULL;
+	} else if (colon && strchr(spec, ':') == colon) {	/* ADDR:PORT or :PORT */
+		if ((size_t)(colon - spec) >= sizeof(addr))
+			goto bad;
+		memcpy(addr, spec, (size_t)(colon - spec));
+		port = colon + 1;
+	} else {						/* ADDR alone (IPv6 too) */
+		if (strlen(spec) >= sizeof(addr))
+			goto bad;
+		strcpy(addr, spec);
+	}
+	if (port) {
+		errno = 0;
+		p = strtoul(port, &end, 10);
+		if (!*port || *end || errno || p < 1 || p > 65535)
+			return usage_error("top", "invalid port in --listen '%s': expected 1-65535, "
+					   "e.g. --listen 127.0.0.1:%d", spec, TOP_EXPORT_PORT);
+	}
+	memset(sa, 0, sizeof(*sa));
+	if (!addr[0] || !strcmp(addr, "localhost"))
+		strcpy(addr, "127.0.0.1");
+	if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)p);
+		*salen = sizeof(*v4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)p);
+		*salen = sizeof(*v6);
+		return 0;
+	}
+bad:
+	return usage_error("top", "invalid address in --listen '%s': expected [ADDR][:PORT] with "
+			   "an IP address, e.g. 127.0.0.1:%d, :%d or [::1]:%d", spec, TOP_EXPORT_PORT,
+			   TOP_EXPORT_PORT, TOP_EXPORT_PORT);
+}
+
+/* The listening socket, bound here so that a port in use is said as such. */
+static int listen_on(const struct sockaddr_storage *sa, socklen_t salen, const char *spec)
+{
+	int one = 1, fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -runtime_error("top", "--listen %s: %s", spec, strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)sa, salen) < 0 || listen(fd, 64) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -runtime_error("top", "--listen %s: %s%s", spec, strerror(e),
+				      e == EADDRINUSE ? "; another program serves that port: give "
+				      "another with --listen ADDR:PORT" : "");
+	}
+	return fd;
+}
+
+/* The 0.0.4 exposition into PATH, atomically: written beside it, renamed. */
+static int write_textfile(struct exporter *x, const char *path)
+{
+	char tmp[4096];
+	size_t len = 0;
+	char *body = expose(x, PROM_TEXT_004, &len);
+	FILE *f;
+	int ok;
+
+	if (!body)
+		return runtime_error("top", "--textfile %s: out of memory", path);
+	/* Not *.prom: node_exporter must never read a half-written file. */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	f = fopen(tmp, "w");
+	ok = f && fwrite(body, 1, len, f) == len;
+	if (f && (fflush(f) || fsync(fileno(f))))
+		ok = 0;
+	if (f && fclose(f))
+		ok = 0;
+	free(body);
+	if (!ok || rename(tmp, path) < 0) {
+		int e = errno;
+
+		unlink(tmp);
+		return runtime_error("top", "--textfile %s: %s; give a file in a writable "
+				     "directory", path, strerror(e));
+	}
+	return 0;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	nanosleep(&ts, NULL);	/* a signal ends it early: cmd_stop is checked */
+}
+
+int top_export(struct top_state *st)
+{
+	const struct top_opts *o = st->o;
+	struct exporter x = { .st = st };
+	struct MHD_Daemon *d = NULL;
+	int rc = EXIT_OK, fd = -1;
+
+	cmd_catch_stop(false);	/* SIGINT, SIGTERM: stop serving cleanly */
+	pthread_mutex_init(&x.lock, NULL);
+	if (o->listen) {
+		fd = listen_on(&o->listen_addr, o->listen_len, o->listen);
+		if (fd < 0) {
+			pthread_mutex_destroy(&x.lock);
+			return -fd;
+		}
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, &x,
+				     MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+				     (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+				     MHD_OPTION_END);
+		if (!d) {
+			close(fd);
+			pthread_mutex_destroy(&x.lock);
+			return runtime_error("top", "--listen %s: the HTTP server did not start",
+					     o->listen);
+		}
+		fprintf(stderr, "rdmakit top: serving http://%s/metrics\n", o->listen_text);
+	}
+	for (uint64_t i = 0; !cmd_stop && (!o->iterations || i < o->iterations); i++) {
+		if (o->textfile && (rc = write_textfile(&x, o->textfile)))
+			break;
+		for (double left = o->delay_s; left > 0 && !cmd_stop; left -= 0.1)
+			sleep_s(left < 0.1 ? left : 0.1);
+	}
+	if (d)
+		MHD_stop_daemon(d);
+	pthread_mutex_destroy(&x.lock);
+	return rc;
+}
