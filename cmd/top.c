@@ -35,9 +35,9 @@ static const struct opt_spec top_opt_specs[] = {
 	{ "sysfs-root", OPT_SYSFS_ROOT, "DIR", "read DIR/class/infiniband and DIR/class/net, not /sys" },
 	{ "proc-root", OPT_PROC_ROOT, "DIR", "read DIR/net/netstat, not /proc/net/netstat" },
 	{ "listen", OPT_LISTEN, "[ADDR][:PORT]",
-	  "serve Prometheus metrics at http://ADDR:PORT/metrics (default 127.0.0.1:18525)" },
+	  "serve Prometheus /metrics (default 127.0.0.1:18525)" },
 	{ "textfile", OPT_TEXTFILE, "PATH.prom",
-	  "write the metrics to PATH.prom every interval (node_exporter's textfile collector)" },
+	  "write the metrics to PATH.prom every interval" },
 	OPTS_END,
 };
 

@@ -45,7 +45,7 @@ _rdmakit_command_opts()
 		;;
 	top)
 		echo '--batch --iterations --delay --interface --totals --verbose' \
-			'--sysfs-root --proc-root --json --pretty --help'
+			'--sysfs-root --proc-root --listen --textfile --json --pretty --help'
 		;;
 	bw)
 		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --max-memory --inline_size --rdma-cm --rdma_cm --cpu_util' \
@@ -100,8 +100,11 @@ _rdmakit_option_value()
 	top:--sysfs-root|top:--proc-root)
 		echo dir
 		;;
-	top:-n|top:--iterations|top:-d|top:--delay)
+	top:-n|top:--iterations|top:-d|top:--delay|top:--listen)
 		echo value
+		;;
+	top:--textfile)
+		echo file
 		;;
 	capture:-C|capture:--file-size|capture:-W|capture:--file-count|\
 	capture:-c|capture:--count|capture:-s|capture:--snaplen|\
