@@ -71,6 +71,10 @@ static int top_opt(void *ctx, int key, const char *arg)
 		if (!*arg || strlen(arg) >= IF_NAMESIZE || strchr(arg, '/'))
 			return usage_error("top", "invalid interface name '%s' for -i/--interface: "
 					   "expected a name such as eth0 ('ip link' lists them)", arg);
+		for (size_t i = 0; i < o->nifaces; i++)
+			if (!strcmp(o->ifaces[i], arg))
+				return usage_error("top", "-i %s given twice: give each interface once",
+						   arg);
 		o->ifaces[o->nifaces++] = arg;
 		break;
 	case 't': o->totals = true; break;

@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -97,11 +98,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	char *body;
 
 	(void)version, (void)upload_data, (void)req_cls;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n", 9,
-			     MHD_RESPMEM_PERSISTENT, "text/plain");
-	if (*upload_size)
-		return MHD_NO;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(9, "only GET\n",
+									 MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result rc;
+
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+		MHD_destroy_response(r);
+		return rc;
+	}
+	(void)upload_size;	/* GET and HEAD carry no body */
 	if (!strcmp(url, "/"))
 		return reply(c, MHD_HTTP_OK, HOME_PAGE, sizeof(HOME_PAGE) - 1,
 			     MHD_RESPMEM_PERSISTENT, "text/html; charset=utf-8");
@@ -133,7 +142,8 @@ int top_parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *s
 	if (spec[0] == '[') {
 		const char *close = strchr(spec, ']');
 
-		if (!close || (close[1] && close[1] != ':') || (size_t)(close - spec - 1) >= sizeof(addr))
+		if (!close || close == spec + 1 || (close[1] && close[1] != ':') ||
+		    (size_t)(close - spec - 1) >= sizeof(addr))
 			goto bad;
 		memcpy(addr, spec + 1, (size_t)(close - spec - 1));
 		port = close[1] ? close + 2 : NULL;
@@ -150,7 +160,7 @@ int top_parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *s
 	if (port) {
 		errno = 0;
 		p = strtoul(port, &end, 10);
-		if (!*port || *end || errno || p < 1 || p > 65535)
+		if (*port < '0' || *port > '9' || *end || errno || p < 1 || p > 65535)
 			return usage_error("top", "invalid port in --listen '%s': expected 1-65535, "
 					   "e.g. --listen 127.0.0.1:%d", spec, TOP_EXPORT_PORT);
 	}
@@ -202,14 +212,18 @@ static int write_textfile(struct exporter *x, const char *path)
 	char tmp[4096];
 	size_t len = 0;
 	char *body = expose(x, PROM_TEXT_004, &len);
-	FILE *f;
-	int ok;
+	FILE *f = NULL;
+	int ok, fd;
 
 	if (!body)
 		return runtime_error("top", "--textfile %s: out of memory", path);
-	/* Not *.prom: node_exporter must never read a half-written file. */
+	/* Not *.prom: node_exporter must never read a half-written file.  A
+	 * new file, never a link someone left there. */
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	f = fopen(tmp, "w");
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0 && !(f = fdopen(fd, "w")))
+		close(fd);
 	ok = f && fwrite(body, 1, len, f) == len;
 	if (f && (fflush(f) || fsync(fileno(f))))
 		ok = 0;
@@ -248,7 +262,9 @@ int top_export(struct top_state *st)
 			pthread_mutex_destroy(&x.lock);
 			return -fd;
 		}
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, &x,
+		/* poll(), not select(): the counter files top keeps open put new
+		 * sockets above FD_SETSIZE on a host with many ports. */
+		d = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD, 0, NULL, NULL, handle, &x,
 				     MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
 				     (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
 				     MHD_OPTION_END);
@@ -261,8 +277,10 @@ int top_export(struct top_state *st)
 		fprintf(stderr, "rdmakit top: serving http://%s/metrics\n", o->listen_text);
 	}
 	for (uint64_t i = 0; !cmd_stop && (!o->iterations || i < o->iterations); i++) {
-		if (o->textfile && (rc = write_textfile(&x, o->textfile)))
-			break;
+		/* A failed write (a full disk) is said and tried again next time;
+		 * the exit status keeps it. */
+		if (o->textfile && write_textfile(&x, o->textfile))
+			rc = EXIT_RUNTIME;
 		for (double left = o->delay_s; left > 0 && !cmd_stop; left -= 0.1)
 			sleep_s(left < 0.1 ? left : 0.1);
 	}

@@ -211,6 +211,9 @@ PY
 	assert_one_line_error 2 "--textfile '$BATS_TEST_TMPDIR/x.txt': the name must end in .prom"
 	run --separate-stderr "$RDMAKIT" top --listen :1 -b "${S1[@]}"
 	assert_one_line_error 2 "--listen and --textfile run headless"
+	# The same interface twice would be every series twice.
+	run --separate-stderr "$RDMAKIT" top --listen :1 -i lo -i lo "${S1[@]}"
+	assert_one_line_error 2 "-i lo given twice"
 	serve "${S1[@]}"
 	run --separate-stderr "$RDMAKIT" top --listen "127.0.0.1:$PORT" "${S1[@]}"
 	assert_one_line_error 3 "--listen 127.0.0.1:$PORT: Address already in use"

@@ -30,18 +30,39 @@ json_t *printer_take(struct printer *pr)
 	return root;
 }
 
-/* Puts v (owned) under key in the innermost container. */
+/* A copy of a key or string jansson refused (not UTF-8) whose bytes
+ * outside ASCII became '?', so a field is never dropped for its name; free
+ * it.  NULL when out of memory. */
+static char *lossy_copy(const char *s)
+{
+	char *copy = strdup(s);
+
+	for (char *c = copy; c && *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	return copy;
+}
+
+/* Puts v (owned) under key in the innermost container; in an object a
+ * NULL key means nothing is put there. */
 static void attach(struct printer *pr, const char *key, json_t *v)
 {
 	json_t *parent = pr->depth ? pr->open[pr->depth - 1] : NULL;
-	int rc = -1;
+	int rc = 0;
 
-	if (!v || !parent)
+	if (!v || !parent) {
 		rc = -1;
-	else if (json_is_array(parent))
+	} else if (json_is_array(parent)) {
 		rc = json_array_append(parent, v);
-	else if (key)
+	} else if (key) {
 		rc = json_object_set(parent, key, v);
+		if (rc) {	/* not UTF-8 */
+			char *k = lossy_copy(key);
+
+			rc = k ? json_object_set(parent, k, v) : -1;
+			free(k);
+		}
+	}
 	if (rc)
 		pr->failed = true;
 	json_decref(v);
@@ -84,6 +105,8 @@ static void open_container(struct printer *pr, const char *key, bool array)
 		push(pr, json_incref(c));	/* reopened */
 		return;
 	}
+	if (c)		/* the key holds another kind of value: never replace it */
+		pr->failed = true;
 	c = array ? json_array() : json_object();
 	if (c)
 		attach(pr, key, json_incref(c));
@@ -172,21 +195,15 @@ int print_float(struct printer *pr, enum print_to to, const char *key, const cha
 	return text(pr, to, fmt, v);
 }
 
-/* A JSON string even from bytes that are not UTF-8: those become '?'. */
-static json_t *string_lossy(const char *s)
+json_t *print_json_string(const char *s)
 {
 	json_t *j = json_string(s);
 	char *copy;
 
 	if (j)
 		return j;
-	copy = strdup(s);
-	if (!copy)
-		return NULL;
-	for (char *c = copy; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	j = json_string(copy);
+	copy = lossy_copy(s);
+	j = copy ? json_string(copy) : NULL;
 	free(copy);
 	return j;
 }
@@ -195,7 +212,7 @@ int print_string(struct printer *pr, enum print_to to, const char *key, const ch
 		 const char *v)
 {
 	if (wants_json(pr, to))
-		attach(pr, key, v && *v ? string_lossy(v) : json_null());
+		attach(pr, key, v && *v ? print_json_string(v) : json_null());
 	return text(pr, to, fmt, v ? v : "");
 }
 

@@ -74,6 +74,9 @@ int print_null(struct printer *pr, enum print_to to, const char *key, const char
 	       const char *text);
 /* Text only, printf-like. */
 int print_fp(struct printer *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A JSON string even from bytes that are not UTF-8 (those become '?');
+ * NULL when out of memory. */
+json_t *print_json_string(const char *s);
 /* JSON only: a value built elsewhere (a histogram); takes ownership. */
 void print_json(struct printer *pr, const char *key, json_t *v);
 

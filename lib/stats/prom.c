@@ -37,16 +37,19 @@ static const char *suffix(enum prom_format f, enum fam_type t)
 	return t == FAM_COUNTER ? "_total" : t == FAM_INFO ? "_info" : "";
 }
 
-/* HELP text: backslash and newline escaped. */
-static void put_help(FILE *o, const char *s)
+/* HELP text: backslash and newline escaped (OpenMetrics: the double quote
+ * too); bytes outside ASCII become '?', so the text is always UTF-8. */
+static void put_help(FILE *o, enum prom_format f, const char *s)
 {
 	for (; *s; s++) {
 		if (*s == '\\')
 			fputs("\\\\", o);
 		else if (*s == '\n')
 			fputs("\\n", o);
+		else if (*s == '"' && f == PROM_OPENMETRICS_100)
+			fputs("\\\"", o);
 		else
-			fputc(*s, o);
+			fputc((unsigned char)*s < 0x80 ? *s : '?', o);
 	}
 }
 
@@ -58,12 +61,14 @@ static void family(FILE *o, enum prom_format f, const struct fam *fam)
 	const char *sfx = f == PROM_TEXT_004 ? suffix(f, fam->type) : "";
 
 	fprintf(o, "# HELP %s%s ", fam->name, sfx);
-	put_help(o, fam->help);
+	put_help(o, f, fam->help);
 	fprintf(o, "\n# TYPE %s%s %s\n", fam->name, sfx,
 		f == PROM_TEXT_004 ? t004[fam->type] : om[fam->type]);
 }
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value: backslash, double quote and newline escaped; bytes
+ * outside ASCII become '?' (a driver's name need not be UTF-8, and one
+ * invalid label value makes Prometheus reject the whole scrape). */
 static void put_value(FILE *o, const char *s)
 {
 	for (; *s; s++) {
@@ -74,7 +79,7 @@ static void put_value(FILE *o, const char *s)
 		else if (*s == '\n')
 			fputs("\\n", o);
 		else
-			fputc(*s, o);
+			fputc((unsigned char)*s < 0x80 ? *s : '?', o);
 	}
 }
 
@@ -318,6 +323,10 @@ static void port_raw(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 		for (size_t k = 0; k < p->set.n; k++) {
 			const struct ctr_counter *c = &p->set.c[k];
 
+			/* One series per name: some drivers repeat ethtool names
+			 * (per-queue stats); the set is sorted, repeats adjacent. */
+			if (k && c->src == p->set.c[k - 1].src && !strcmp(c->name, p->set.c[k - 1].name))
+				continue;
 			if (!started)
 				family(o, f, &fam);
 			started = true;

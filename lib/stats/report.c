@@ -357,9 +357,9 @@ void report_error(struct report *r, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fprintf(r->err, "rdmakit %s: %s\n", r->command, msg);
-	print_open_array(&r->pr, "errors");
-	print_string(&r->pr, PRINT_JSON, NULL, NULL, msg);
-	print_close(&r->pr);
+	/* The document's "errors", wherever the printer stands (a row open). */
+	if (r->json)
+		json_array_append_new(json_object_get(doc(r), "errors"), print_json_string(msg));
 }
 
 /* The text of one NDJSON line, grown as jansson hands over its tokens. */

@@ -123,6 +123,29 @@ static void test_left_open_and_lossy(struct unit *u)
 	json_decref(root);
 }
 
+/* A key holding another kind of value is never replaced (the document is
+ * marked failed instead); a key that is not UTF-8 keeps its field. */
+static void type_clash_and_bad_key(struct unit *u)
+{
+	struct printer pr;
+	json_t *root;
+
+	printer_init(&pr, stdout, true);
+	print_uint(&pr, PRINT_JSON, "results", NULL, 1);
+	print_open_array(&pr, "results");
+	print_close(&pr);
+	CHECK(u, printer_take(&pr) == NULL);
+
+	printer_init(&pr, stdout, true);
+	print_uint(&pr, PRINT_JSON, "rx\xff" "bytes", NULL, 5);
+	print_uint(&pr, PRINT_JSON, NULL, NULL, 6);	/* no key in an object: nothing */
+	root = printer_take(&pr);
+	CHECK(u, root != NULL);
+	CHECK_EQ(u, json_integer_value(json_object_get(root, "rx?bytes")), 5);
+	CHECK_EQ(u, json_object_size(root), 1);
+	json_decref(root);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -130,5 +153,6 @@ int main(void)
 	RUN(&u, test_both_forms);
 	RUN(&u, test_deep);
 	RUN(&u, test_left_open_and_lossy);
+	RUN(&u, type_clash_and_bad_key);
 	return unit_done(&u);
 }

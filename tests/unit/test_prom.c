@@ -57,12 +57,19 @@ static void escaping_and_types(struct unit *u)
 	snprintf(p.state, sizeof(p.state), "ACTIVE");
 	ctr_set_add(&p.set, CTR_SRC_HW_PORT, "name with space", 7);
 	ctr_set_add(&p.set, CTR_SRC_HW_PORT, "line\nbreak", 8);
+	/* Some drivers repeat an ethtool name; a name not in UTF-8. */
+	ctr_set_add(&p.set, CTR_SRC_ETHTOOL, "rx_queue_drops", 1);
+	ctr_set_add(&p.set, CTR_SRC_ETHTOOL, "rx_queue_drops", 2);
+	ctr_set_add(&p.set, CTR_SRC_ETHTOOL, "caf\xe9", 3);
+	ctr_set_sort(&p.set);
 	s.ports = &p;
 	s.nports = 1;
 	t = render(PROM_TEXT_004, &s, true);
 	CHECK_HAS(u, t, "rdma_port_up{device=\"dev\\\"q\\\\b\",port=\"1\",netdev=\"eth0\"} 1\n");
 	CHECK_HAS(u, t, "counter=\"name with space\"} 7\n");
 	CHECK_HAS(u, t, "counter=\"line\\nbreak\"} 8\n");
+	CHECK_EQ(u, count(t, "counter=\"rx_queue_drops\""), 1);
+	CHECK_HAS(u, t, "counter=\"caf?\"} 3\n");
 	CHECK_HAS(u, t, "rdma_port_speed_bytes{device=\"dev\\\"q\\\\b\",port=\"1\",netdev=\"eth0\"} 12500000000\n");
 	CHECK_HAS(u, t, "# TYPE rdma_port_info gauge\n");
 	CHECK_HAS(u, t, "# TYPE rdma_port_stat untyped\n");
