@@ -98,16 +98,17 @@ static int top_opt(void *ctx, int key, const char *arg)
 static void counter(struct printer *pr, enum print_to to, const char *key,
 		    const struct ctr_counter *c, bool totals)
 {
-	char rate[16];
+	char rate[16] = "";
 
-	top_rate_text(c, rate, sizeof(rate));
+	if ((to & PRINT_FP) && !pr->json && !totals)	/* formatting costs: JSON skips it */
+		top_rate_text(c, rate, sizeof(rate));
 	if (to & PRINT_JSON)
 		print_open_object(pr, key);
 	print_string(pr, to & PRINT_FP, NULL, "  %-40s", c->name);
 	print_string(pr, to & PRINT_FP, NULL, " %-18s", ctr_src_name((enum ctr_src)c->src));
 	print_uint(pr, to, "value", " %20llu", c->value);
 	print_float(pr, to & PRINT_JSON, "rate", NULL, c->rate);
-	print_string(pr, to & PRINT_FP, NULL, " %10s", totals ? "" : rate);
+	print_string(pr, to & PRINT_FP, NULL, " %10s", rate);
 	if (c->flags & CTR_F_RESET)
 		print_bool(pr, to, "reset", "%s", true, " (reset)", "");
 	if (c->flags & CTR_F_SATURATED)
