@@ -565,17 +565,15 @@ static int add_engine_counters(struct ctr_set *set, const char *prefix,
 	return 0;
 }
 
-#define MAX_ENGINES 16
-
 /* Every live soft engine's published counters, as one entry each. */
 static int read_engines(const struct ctr_opts *o, struct ctr_snapshot *s)
 {
-	struct shm_counters *seg = malloc(MAX_ENGINES * sizeof(*seg));
+	struct shm_counters *seg = malloc(CTR_MAX_ENGINES * sizeof(*seg));
 	size_t n;
 
 	if (!seg)
 		return -1;
-	n = shm_read_all(o->shm_dir, seg, MAX_ENGINES);
+	n = shm_read_all(o->shm_dir, seg, CTR_MAX_ENGINES);
 	s->engines = n ? calloc(n, sizeof(*s->engines)) : NULL;
 	if (n && !s->engines) {
 		free(seg);

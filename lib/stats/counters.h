@@ -127,6 +127,9 @@ struct ctr_port {
  * names ("tx_packets", "retransmits", "cnps_rx", ...) and each QP's under
  * "qp 0x101/retransmits".
  */
+/* Soft engines a snapshot holds at most. */
+#define CTR_MAX_ENGINES 16
+
 struct ctr_engine {
 	int pid;
 	char name[64];		/* "soft 127.0.0.1:4791" */

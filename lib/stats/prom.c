@@ -12,9 +12,6 @@
 #include "prom.h"
 #include "transport.h"
 
-/* Engines a snapshot can hold (lib/stats/counters.c reads at most 16). */
-#define PROM_MAX_ENGINES 16
-
 enum fam_type { FAM_COUNTER, FAM_GAUGE, FAM_INFO, FAM_UNKNOWN };
 
 struct fam {
@@ -419,12 +416,12 @@ static void engines(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 		"rdma_soft_engine_qps_not_exported", FAM_GAUGE,
 		"QPs of the engine beyond the per-engine cap, whose series are left out"
 	};
-	char pid[16], qpn[32], name[96], help[160], last[PROM_MAX_ENGINES][32];
-	size_t nqps[PROM_MAX_ENGINES];
+	char pid[16], qpn[32], name[96], help[160], last[CTR_MAX_ENGINES][32];
+	size_t nqps[CTR_MAX_ENGINES];
 
 	if (!s->nengines)
 		return;
-	for (size_t i = 0; i < s->nengines && i < PROM_MAX_ENGINES; i++)
+	for (size_t i = 0; i < s->nengines && i < CTR_MAX_ENGINES; i++)
 		nqps[i] = qp_cutoff(&s->engines[i], last[i], sizeof(last[i]));
 	family(o, f, &info);
 	for (size_t i = 0; i < s->nengines; i++) {
@@ -454,7 +451,7 @@ static void engines(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 		snprintf(help, sizeof(help), "The soft engine's %s, per QP (at most %d QPs each)",
 			 cn, PROM_MAX_QPS);
 		started = false;
-		for (size_t i = 0; i < s->nengines && i < PROM_MAX_ENGINES; i++) {
+		for (size_t i = 0; i < s->nengines && i < CTR_MAX_ENGINES; i++) {
 			const struct ctr_engine *e = &s->engines[i];
 
 			for (size_t k = 0; k < e->set.n; k++) {
@@ -469,7 +466,7 @@ static void engines(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 		}
 	}
 	family(o, f, &dropped);
-	for (size_t i = 0; i < s->nengines && i < PROM_MAX_ENGINES; i++)
+	for (size_t i = 0; i < s->nengines && i < CTR_MAX_ENGINES; i++)
 		sample_u64(o, f, &dropped, (const char *const[]){ "address",
 			   engine_address(&s->engines[i]), NULL },
 			   nqps[i] > PROM_MAX_QPS ? nqps[i] - PROM_MAX_QPS : 0);
