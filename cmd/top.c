@@ -4,7 +4,6 @@
  * rates, live on one screen (cmd/top_tui.c), as a text table every
  * interval (-b) or as one JSON object per interval (--json).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -510,15 +509,6 @@ static int check_names(const struct top_state *st)
 	return 0;
 }
 
-static void sleep_until(uint64_t deadline_ns)
-{
-	struct timespec ts = { (time_t)(deadline_ns / 1000000000u),
-			       (long)(deadline_ns % 1000000000u) };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 static int run_batch(struct top_state *st)
 {
 	const struct top_opts *o = st->o;
@@ -538,7 +528,7 @@ static int run_batch(struct top_state *st)
 	fflush(stdout);
 	for (uint64_t i = 0; !o->iterations || i < o->iterations; i++) {
 		next += (uint64_t)(o->delay_s * 1e9);
-		sleep_until(next);
+		top_sleep_until(next);
 		if (top_sample(st) < 0)
 			return runtime_error("top", "%s", st->err);
 		emit(st);
@@ -553,20 +543,10 @@ static int check_exporter(struct top_opts *o)
 	size_t n;
 
 	if (o->listen) {
-		const struct sockaddr_in *v4 = (const struct sockaddr_in *)&o->listen_addr;
-		const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&o->listen_addr;
-		char a[INET6_ADDRSTRLEN];
-		int rc = top_parse_listen(o->listen, &o->listen_addr, &o->listen_len);
+		int rc = top_parse_listen(o);
 
 		if (rc)
 			return rc;
-		if (o->listen_addr.ss_family == AF_INET)
-			snprintf(o->listen_text, sizeof(o->listen_text), "%s:%u",
-				 inet_ntop(AF_INET, &v4->sin_addr, a, sizeof(a)), ntohs(v4->sin_port));
-		else
-			snprintf(o->listen_text, sizeof(o->listen_text), "[%s]:%u",
-				 inet_ntop(AF_INET6, &v6->sin6_addr, a, sizeof(a)),
-				 ntohs(v6->sin6_port));
 	}
 	if (o->textfile) {
 		n = strlen(o->textfile);

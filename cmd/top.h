@@ -53,9 +53,14 @@ struct top_state {
  * Returns 0, or -1 with st->err set. */
 int top_sample(struct top_state *st);
 void top_state_free(struct top_state *st);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t top_now_ns(void);
+/* Sleeps until the monotonic deadline, or until cmd_stop is set. */
+void top_sleep_until(uint64_t deadline_ns);
 
-/* --listen [ADDR][:PORT] into the options; 0 or EXIT_USAGE (said). */
-int top_parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *salen);
+/* o->listen ([ADDR][:PORT]) into listen_addr, listen_len and listen_text;
+ * 0 or EXIT_USAGE (said). */
+int top_parse_listen(struct top_opts *o);
 /* Serves /metrics and/or writes the textfile until stopped (or -n
  * intervals); returns the exit code. */
 int top_export(struct top_state *st);

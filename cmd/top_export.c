@@ -36,26 +36,18 @@ struct exporter {
 	unsigned long long errors;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Samples the counters now and renders them: a malloc'd buffer, or NULL. */
 static char *expose(struct exporter *x, enum prom_format f, size_t *len)
 {
 	struct prom_scrape sc = { 0 };
 	char *buf = NULL;
-	double t0;
+	uint64_t t0;
 	FILE *out;
 
 	pthread_mutex_lock(&x->lock);
-	t0 = now_s();
+	t0 = top_now_ns();
 	sc.ok = top_sample(x->st) == 0;
-	sc.duration_s = now_s() - t0;
+	sc.duration_s = (double)(top_now_ns() - t0) / 1e9;
 	if (!sc.ok)
 		x->errors++;
 	sc.errors = x->errors;
@@ -128,11 +120,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 /*
  * --listen [ADDR][:PORT]: "127.0.0.1", ":18525", "0.0.0.0:9000", "::1",
- * "[::1]:9000".  Fills sa; 0, or EXIT_USAGE after one line.
+ * "[::1]:9000".
  */
-int top_parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *salen)
+int top_parse_listen(struct top_opts *o)
 {
-	char addr[INET6_ADDRSTRLEN + 2] = "";
+	const char *spec = o->listen;
+	struct sockaddr_storage *sa = &o->listen_addr;
+	char addr[INET6_ADDRSTRLEN + 2] = "", a[INET6_ADDRSTRLEN];
 	const char *port = NULL, *colon = strrchr(spec, ':');
 	unsigned long p = TOP_EXPORT_PORT;
 	struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
@@ -170,13 +164,17 @@ int top_parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *s
 	if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons((uint16_t)p);
-		*salen = sizeof(*v4);
+		o->listen_len = sizeof(*v4);
+		snprintf(o->listen_text, sizeof(o->listen_text), "%s:%lu",
+			 inet_ntop(AF_INET, &v4->sin_addr, a, sizeof(a)), p);
 		return 0;
 	}
 	if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
 		v6->sin6_family = AF_INET6;
 		v6->sin6_port = htons((uint16_t)p);
-		*salen = sizeof(*v6);
+		o->listen_len = sizeof(*v6);
+		snprintf(o->listen_text, sizeof(o->listen_text), "[%s]:%lu",
+			 inet_ntop(AF_INET6, &v6->sin6_addr, a, sizeof(a)), p);
 		return 0;
 	}
 bad:
@@ -240,13 +238,6 @@ static int write_textfile(struct exporter *x, const char *path)
 	return 0;
 }
 
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-
-	nanosleep(&ts, NULL);	/* a signal ends it early: cmd_stop is checked */
-}
-
 int top_export(struct top_state *st)
 {
 	const struct top_opts *o = st->o;
@@ -276,13 +267,14 @@ int top_export(struct top_state *st)
 		}
 		fprintf(stderr, "rdmakit top: serving http://%s/metrics\n", o->listen_text);
 	}
-	for (uint64_t i = 0; !cmd_stop && (!o->iterations || i < o->iterations); i++) {
+	for (uint64_t i = 0, next = top_now_ns(); !cmd_stop && (!o->iterations || i < o->iterations);
+	     i++) {
 		/* A failed write (a full disk) is said and tried again next time;
 		 * the exit status keeps it. */
 		if (o->textfile && write_textfile(&x, o->textfile))
 			rc = EXIT_RUNTIME;
-		for (double left = o->delay_s; left > 0 && !cmd_stop; left -= 0.1)
-			sleep_s(left < 0.1 ? left : 0.1);
+		next += (uint64_t)(o->delay_s * 1e9);
+		top_sleep_until(next);
 	}
 	if (d)
 		MHD_stop_daemon(d);

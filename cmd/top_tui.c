@@ -51,14 +51,6 @@ static void restore_terminal(void)
 	screen_up = false;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* --- ordering ------------------------------------------------------------------- */
 
 static struct tui *sort_ctx;
@@ -647,13 +639,13 @@ int top_tui(struct top_state *st)
 	}
 	reorder(&t);
 	remember_selection(&t);
-	next = now_ns() + (uint64_t)(t.delay * 1e9);
+	next = top_now_ns() + (uint64_t)(t.delay * 1e9);
 	while (!cmd_stop) {
 		uint64_t now;
 		int ch, wait_ms;
 
 		draw(&t);
-		now = now_ns();
+		now = top_now_ns();
 		wait_ms = t.paused || now >= next ? 200 : (int)((next - now) / 1000000) + 1;
 		timeout(wait_ms > 200 ? 200 : wait_ms);	/* look at signals often */
 		ch = getch();
@@ -661,7 +653,7 @@ int top_tui(struct top_state *st)
 			break;
 		if (ch != ERR && ch != KEY_RESIZE && !key(&t, ch))
 			break;
-		now = now_ns();
+		now = top_now_ns();
 		if (t.resched) {
 			next = st->cur.mono_ns + (uint64_t)(t.delay * 1e9);
 			t.resched = false;

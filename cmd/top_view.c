@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "top.h"
@@ -239,6 +240,26 @@ void top_ecn_line(const struct ctr_snapshot *s, bool totals, char *buf, size_t c
 }
 
 /* --- sampling ------------------------------------------------------------------ */
+
+uint64_t top_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void top_sleep_until(uint64_t deadline_ns)
+{
+	/* In steps of at most 100 ms: a stop signal may reach another thread
+	 * (the exporter's HTTP server), so the flag is looked at. */
+	for (uint64_t now = top_now_ns(); now < deadline_ns && !cmd_stop; now = top_now_ns()) {
+		uint64_t step = deadline_ns - now < 100000000u ? deadline_ns - now : 100000000u;
+		struct timespec ts = { (time_t)(step / 1000000000u), (long)(step % 1000000000u) };
+
+		nanosleep(&ts, NULL);
+	}
+}
 
 int top_sample(struct top_state *st)
 {

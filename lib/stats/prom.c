@@ -28,9 +28,8 @@ enum prom_format prom_negotiate(const char *accept)
 									      PROM_TEXT_004;
 }
 
-static const char *suffix(enum prom_format f, enum fam_type t)
+static const char *suffix(enum fam_type t)
 {
-	(void)f;
 	return t == FAM_COUNTER ? "_total" : t == FAM_INFO ? "_info" : "";
 }
 
@@ -55,7 +54,7 @@ static void family(FILE *o, enum prom_format f, const struct fam *fam)
 	static const char *const om[] = { "counter", "gauge", "info", "unknown" };
 	static const char *const t004[] = { "counter", "gauge", "gauge", "untyped" };
 	/* 0.0.4 names a family by its samples' name; OpenMetrics by the stem. */
-	const char *sfx = f == PROM_TEXT_004 ? suffix(f, fam->type) : "";
+	const char *sfx = f == PROM_TEXT_004 ? suffix(fam->type) : "";
 
 	fprintf(o, "# HELP %s%s ", fam->name, sfx);
 	put_help(o, f, fam->help);
@@ -81,9 +80,9 @@ static void put_value(FILE *o, const char *s)
 }
 
 /* name{k="v",...}: labels as key/value pairs, NULL-terminated. */
-static void sample_start(FILE *o, enum prom_format f, const struct fam *fam, const char *const *kv)
+static void sample_start(FILE *o, const struct fam *fam, const char *const *kv)
 {
-	fprintf(o, "%s%s", fam->name, suffix(f, fam->type));
+	fprintf(o, "%s%s", fam->name, suffix(fam->type));
 	if (!kv[0]) {
 		fputc(' ', o);
 		return;
@@ -97,17 +96,17 @@ static void sample_start(FILE *o, enum prom_format f, const struct fam *fam, con
 	fputs("} ", o);
 }
 
-static void sample_u64(FILE *o, enum prom_format f, const struct fam *fam, const char *const *kv,
+static void sample_u64(FILE *o, const struct fam *fam, const char *const *kv,
 		       uint64_t v)
 {
-	sample_start(o, f, fam, kv);
+	sample_start(o, fam, kv);
 	fprintf(o, "%" PRIu64 "\n", v);
 }
 
-static void sample_dbl(FILE *o, enum prom_format f, const struct fam *fam, const char *const *kv,
+static void sample_dbl(FILE *o, const struct fam *fam, const char *const *kv,
 		       double v)
 {
-	sample_start(o, f, fam, kv);
+	sample_start(o, fam, kv);
 	if (isnan(v))
 		fputs("NaN\n", o);
 	else
@@ -190,12 +189,12 @@ static void port_state(FILE *o, enum prom_format f, const struct ctr_snapshot *s
 		l.kv[n++] = "phys_state";
 		l.kv[n++] = p->phys_state;
 		l.kv[n] = NULL;
-		sample_u64(o, f, &info, l.kv, 1);
+		sample_u64(o, &info, l.kv, 1);
 	}
 	family(o, f, &up);
 	for (size_t i = 0; i < s->nports; i++) {
 		port_labels(&l, &s->ports[i]);
-		sample_u64(o, f, &up, l.kv, port_is_up(&s->ports[i]));
+		sample_u64(o, &up, l.kv, port_is_up(&s->ports[i]));
 		any_speed |= s->ports[i].rate_gbps > 0;
 	}
 	if (!any_speed)
@@ -205,7 +204,7 @@ static void port_state(FILE *o, enum prom_format f, const struct ctr_snapshot *s
 		if (s->ports[i].rate_gbps <= 0)
 			continue;
 		port_labels(&l, &s->ports[i]);
-		sample_dbl(o, f, &speed, l.kv, s->ports[i].rate_gbps * 1e9 / 8);
+		sample_dbl(o, &speed, l.kv, s->ports[i].rate_gbps * 1e9 / 8);
 	}
 }
 
@@ -263,7 +262,7 @@ static void port_semantic(FILE *o, enum prom_format f, const struct ctr_snapshot
 				family(o, f, &semantic[k].fam);
 			started = true;
 			port_labels(&l, &s->ports[i]);
-			sample_u64(o, f, &semantic[k].fam, l.kv, v);
+			sample_u64(o, &semantic[k].fam, l.kv, v);
 		}
 	}
 }
@@ -292,7 +291,7 @@ static void port_pfc(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 				if (!started)
 					family(o, f, &fam);
 				started = true;
-				sample_u64(o, f, &fam, with(&l, "direction", d ? "tx" : "rx",
+				sample_u64(o, &fam, with(&l, "direction", d ? "tx" : "rx",
 							    "priority", prios[p]),
 					   d ? pfc.tx[p] : pfc.rx[p]);
 			}
@@ -327,7 +326,7 @@ static void port_raw(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 			if (!started)
 				family(o, f, &fam);
 			started = true;
-			sample_u64(o, f, &fam, with(&l, "source", ctr_src_name((enum ctr_src)c->src),
+			sample_u64(o, &fam, with(&l, "source", ctr_src_name((enum ctr_src)c->src),
 						    "counter", c->name), c->value);
 		}
 	}
@@ -353,7 +352,7 @@ static void host_ecn(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 		if (!started)
 			family(o, f, &fam);
 		started = true;
-		sample_u64(o, f, &fam, (const char *const[]){ "codepoint", names[i][1], NULL },
+		sample_u64(o, &fam, (const char *const[]){ "codepoint", names[i][1], NULL },
 			   c->value);
 	}
 }
@@ -426,7 +425,7 @@ static void engines(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 	family(o, f, &info);
 	for (size_t i = 0; i < s->nengines; i++) {
 		snprintf(pid, sizeof(pid), "%d", s->engines[i].pid);
-		sample_u64(o, f, &info, (const char *const[]){ "address",
+		sample_u64(o, &info, (const char *const[]){ "address",
 			   engine_address(&s->engines[i]), "pid", pid, NULL }, 1);
 	}
 	for (size_t c = 0; c < xport_counter_count(); c++) {
@@ -444,7 +443,7 @@ static void engines(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 			if (!started)
 				family(o, f, &fam);
 			started = true;
-			sample_u64(o, f, &fam, (const char *const[]){ "address",
+			sample_u64(o, &fam, (const char *const[]){ "address",
 				   engine_address(&s->engines[i]), NULL }, v->value);
 		}
 		snprintf(name, sizeof(name), "rdma_soft_qp_%s", cn);
@@ -460,14 +459,14 @@ static void engines(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 				if (!started)
 					family(o, f, &fam);
 				started = true;
-				sample_u64(o, f, &fam, (const char *const[]){ "address",
+				sample_u64(o, &fam, (const char *const[]){ "address",
 					   engine_address(e), "qpn", qpn, NULL }, e->set.c[k].value);
 			}
 		}
 	}
 	family(o, f, &dropped);
 	for (size_t i = 0; i < s->nengines && i < CTR_MAX_ENGINES; i++)
-		sample_u64(o, f, &dropped, (const char *const[]){ "address",
+		sample_u64(o, &dropped, (const char *const[]){ "address",
 			   engine_address(&s->engines[i]), NULL },
 			   nqps[i] > PROM_MAX_QPS ? nqps[i] - PROM_MAX_QPS : 0);
 }
@@ -492,13 +491,13 @@ static void scrape(FILE *o, enum prom_format f, const struct prom_scrape *sc)
 	static const char *const none[] = { NULL };
 
 	family(o, f, &build);
-	sample_u64(o, f, &build, (const char *const[]){ "version", RDMAKIT_VERSION, NULL }, 1);
+	sample_u64(o, &build, (const char *const[]){ "version", RDMAKIT_VERSION, NULL }, 1);
 	family(o, f, &dur);
-	sample_dbl(o, f, &dur, none, sc->duration_s);
+	sample_dbl(o, &dur, none, sc->duration_s);
 	family(o, f, &ok);
-	sample_u64(o, f, &ok, none, sc->ok);
+	sample_u64(o, &ok, none, sc->ok);
 	family(o, f, &err);
-	sample_u64(o, f, &err, none, sc->errors);
+	sample_u64(o, &err, none, sc->errors);
 }
 
 void prom_write(FILE *out, enum prom_format f, const struct ctr_snapshot *s,
