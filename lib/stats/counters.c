@@ -416,6 +416,26 @@ static int port_netlink(const struct ctr_opts *o, struct ctr_port *p)
 	return 0;
 }
 
+/*
+ * The port's statistics from the RDMA netlink, which then win over sysfs
+ * hw_counters (counters.h says why); asked of the kernel only when the
+ * sysfs root is this host's, or read from recorded answers.  A port the
+ * netlink does not answer for keeps the reason and reads sysfs.  -1 only
+ * when memory ran out.
+ */
+static int port_rdma_netlink(const struct ctr_opts *o, struct ctr_port *p)
+{
+	int rc;
+
+	if (o->netlink_replay)
+		rc = ctr_replay_rdma_port(o->netlink_replay, p);
+	else if (o->port_ethtool && o->nl)
+		rc = ctr_nl_rdma_port(o->nl, p);
+	else
+		return 0;
+	return rc < 0 && errno == ENOMEM ? -1 : 0;
+}
+
 static int read_device(const struct ctr_opts *o, const char *root, const char *dev,
 		       struct ctr_snapshot *s)
 {
@@ -456,8 +476,10 @@ static int read_device(const struct ctr_opts *o, const char *root, const char *d
 		port_attrs(root, p);
 		pathf(sub, sizeof(sub), "%s/%ld/counters", pdir, n);
 		rc = ctr_read_dir(o->cache, sub, CTR_SRC_PMA, &p->set);
-		pathf(sub, sizeof(sub), "%s/%ld/hw_counters", pdir, n);
 		if (!rc)
+			rc = port_rdma_netlink(o, p);
+		pathf(sub, sizeof(sub), "%s/%ld/hw_counters", pdir, n);
+		if (!rc && !p->nldev_known)
 			rc = ctr_read_dir(o->cache, sub, CTR_SRC_HW_PORT, &p->set);
 		if (!rc)
 			rc = copy_set(&p->set, &devset);
@@ -611,7 +633,29 @@ oom:
 	return -1;
 }
 
+static int sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size_t errlen);
+
+/*
+ * One sample; netlink questions go through o->nl, or through sockets of
+ * the sample's own when the caller keeps none (incast, bw).
+ */
 int ctr_sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size_t errlen)
+{
+	struct ctr_opts own;
+	int rc;
+
+	if (o->nl || !o->port_ethtool) {
+		ctr_nl_rdma_forget(o->nl);
+		return sample(o, s, err, errlen);
+	}
+	own = *o;
+	own.nl = ctr_nl_open();
+	rc = sample(&own, s, err, errlen);
+	ctr_nl_close(own.nl);
+	return rc;
+}
+
+static int sample(const struct ctr_opts *o, struct ctr_snapshot *s, char *err, size_t errlen)
 {
 	const char *root = or_default(o->sysfs_root, CTR_SYSFS_ROOT);
 	struct timespec ts;
@@ -655,8 +699,10 @@ oom:
 
 void ctr_snapshot_free(struct ctr_snapshot *s)
 {
-	for (size_t i = 0; i < s->nports; i++)
+	for (size_t i = 0; i < s->nports; i++) {
 		ctr_set_free(&s->ports[i].set);
+		free(s->ports[i].qpc);
+	}
 	free(s->ports);
 	for (size_t i = 0; i < s->nengines; i++)
 		ctr_set_free(&s->engines[i].set);
@@ -680,6 +726,9 @@ const char *ctr_src_name(enum ctr_src src)
 	case CTR_SRC_ENGINE: return "soft engine";
 	case CTR_SRC_DCB: return "dcb";
 	case CTR_SRC_PAUSE: return "pause stats";
+	case CTR_SRC_NLDEV: return "netlink";
+	case CTR_SRC_NLDEV_OPT: return "netlink optional";
+	case CTR_SRC_NLDEV_QP: return "netlink qp";
 	case CTR_SRC_COUNT: break;
 	}
 	return "?";

@@ -51,6 +51,9 @@ enum ctr_src {
 	CTR_SRC_ENGINE,		/* a soft engine's shared-memory counters */
 	CTR_SRC_DCB,		/* DCB netlink IEEE PFC: requests[N], indications[N] */
 	CTR_SRC_PAUSE,		/* ethtool netlink pause stats: tx/rx_pause_frames */
+	CTR_SRC_NLDEV,		/* RDMA netlink port statistics (in place of HW_PORT) */
+	CTR_SRC_NLDEV_OPT,	/* ... the optional ones among them */
+	CTR_SRC_NLDEV_QP,	/* RDMA netlink QP counters: "ID/NAME" */
 	CTR_SRC_COUNT
 };
 
@@ -101,6 +104,20 @@ struct ctr_set {
 	size_t n, cap;
 };
 
+/* QP counters a port holds at most (more are left out, and counted). */
+#define CTR_MAX_QP_COUNTERS 1024
+/* QP numbers kept per QP counter (the rest are only counted). */
+#define CTR_QPC_QPNS 8
+
+/* One QP counter of a port (`rdma statistic qp show`): its values are the
+ * port's CTR_SRC_NLDEV_QP counters named "ID/NAME". */
+struct ctr_qp_counter {
+	uint32_t id;
+	uint32_t mode;			/* enum rdma_nl_counter_mode: 1 auto, 2 manual */
+	uint32_t nqps;			/* QPs bound to it */
+	uint32_t qpn[CTR_QPC_QPNS];	/* the first of them */
+};
+
 struct ctr_port {
 	char device[64];	/* "mlx5_0"; "" for an interface row */
 	int port;		/* from 1; 0 for an interface row */
@@ -119,6 +136,18 @@ struct ctr_port {
 	/* Its link-level pause settings (the counters are CTR_SRC_PAUSE). */
 	bool pause_known, pause_autoneg, pause_rx, pause_tx;
 	char pause_error[96];
+	/*
+	 * The driver's port counters come from the RDMA netlink when it
+	 * answers (CTR_SRC_NLDEV, fresh at every read, optional counters
+	 * included), else from sysfs hw_counters (CTR_SRC_HW_PORT): never
+	 * both, so nothing is counted twice.
+	 */
+	bool nldev_known;
+	char nldev_error[128];		/* why not ("" when not asked) */
+	struct ctr_qp_counter *qpc;	/* its QP counters (owned) */
+	size_t nqpc;
+	size_t qpc_left_out;		/* beyond CTR_MAX_QP_COUNTERS */
+	char qpc_error[128];		/* why the QP counters are missing */
 };
 
 /*
@@ -171,9 +200,11 @@ struct ctr_opts {
 	 */
 	bool port_ethtool;
 	/*
-	 * Netlink replies (DCB PFC, pause stats) from files instead of the
-	 * kernel: DIR/IF.dcb and DIR/IF.pause hold one reply datagram each, as
-	 * the kernel sends it.  For tests with fixture trees (RDMAKIT_NETLINK_REPLAY
+	 * Netlink replies from files instead of the kernel: DIR/IF.dcb and
+	 * DIR/IF.pause hold one reply datagram each, as the kernel sends it;
+	 * DIR/DEV.PORT.nldev the STAT_GET answer, DIR/DEV.PORT.nldev-status
+	 * the STAT_GET_STATUS one, DIR/DEV.PORT.nldev-qp the QP counter dump
+	 * (its datagrams one after the other), each optional.  For tests with fixture trees (RDMAKIT_NETLINK_REPLAY
 	 * in cmd/top.c); it makes the port netdevs of any sysfs root queried.
 	 */
 	const char *netlink_replay;

@@ -106,8 +106,11 @@ const struct ctr_map_row *ctr_map(size_t *n)
 
 enum ctr_meaning ctr_meaning_of(enum ctr_src src, const char *name)
 {
-	/* Device-level hw_counters carry the same names as per-port ones. */
-	if (src == CTR_SRC_HW_DEV)
+	/* Device-level hw_counters carry the same names as per-port ones, and
+	 * the RDMA netlink the same as sysfs.  Optional and QP counters mean
+	 * nothing here: mlx5's cc_rx_ce_pkts counts what np_ecn_marked_roce_packets
+	 * does, and a QP counter is part of the port's value. */
+	if (src == CTR_SRC_HW_DEV || src == CTR_SRC_NLDEV)
 		src = CTR_SRC_HW_PORT;
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (map[i].src == src && map[i].name[0] == name[0] && !strcmp(map[i].name, name))
