@@ -172,6 +172,37 @@ static void intervals(struct printer *pr, const struct bw_cli *b,
 	print_close(pr);
 }
 
+/* The RDMA port's counters that moved over the run (verbs): in text one
+ * block after the row, wrapped past column 70, as incast prints its own. */
+static void port_counters(struct printer *pr, const struct perf_port_deltas *pd)
+{
+	int col;
+
+	print_open_object(pr, "port_counters");
+	print_string(pr, PRINT_JSON, "device", NULL, pd->device);
+	print_int(pr, PRINT_JSON, "port", NULL, pd->port);
+	print_string(pr, PRINT_ANY, "source", NULL, pd->source);
+	col = print_string(pr, PRINT_FP, NULL, " %s", pd->device);
+	col += print_int(pr, PRINT_FP, NULL, "/%d counters over the run", pd->port);
+	col += print_string(pr, PRINT_FP, NULL, " (%s):", pd->source);
+	print_open_object(pr, "deltas");
+	for (unsigned i = 0; i < pd->n; i++) {
+		if (col > 70) {
+			print_fp(pr, "\n");
+			col = print_fp(pr, "  ");
+		}
+		col += print_string(pr, PRINT_FP, NULL, " %s", pd->d[i].name);
+		col += print_uint(pr, PRINT_ANY, pd->d[i].name, " %llu", pd->d[i].delta);
+	}
+	if (!pd->n)
+		print_fp(pr, " none moved");
+	print_close(pr);
+	if (pd->left_out)
+		print_uint(pr, PRINT_ANY, "left_out", " (and %llu more)", pd->left_out);
+	print_fp(pr, "\n");
+	print_close(pr);
+}
+
 /* What follows the row: counters (JSON) and the two directions of -b. */
 static void row_details(struct printer *pr, const struct bw_cli *b,
 			const struct perf_bw_result *res, bool soft)
@@ -195,6 +226,8 @@ static void row_details(struct printer *pr, const struct bw_cli *b,
 		print_string(pr, PRINT_FP, NULL, " %s)\n", b->mib ? "MiB/sec" : "Gb/sec");
 		print_uint(pr, PRINT_JSON, "peer_iterations", NULL, res->peer_iterations);
 	}
+	if (res->port.known)
+		port_counters(pr, &res->port);
 }
 
 static void report_row(struct report *r, const struct bw_cli *b, const struct perf_bw_result *res,

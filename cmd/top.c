@@ -112,6 +112,8 @@ static void counter(struct printer *pr, enum print_to to, const char *key,
 		print_bool(pr, to, "reset", "%s", true, " (reset)", "");
 	if (c->flags & CTR_F_SATURATED)
 		print_bool(pr, to & PRINT_JSON, "saturated", NULL, true, NULL, NULL);
+	if (c->src == CTR_SRC_NLDEV_OPT)
+		print_bool(pr, to & PRINT_JSON, "optional", NULL, true, NULL, NULL);
 	if (to & PRINT_FP)
 		print_fp(pr, "\n");
 	if (to & PRINT_JSON)
@@ -211,6 +213,74 @@ static void close_section(struct printer *pr, enum ctr_src src)
 		print_close(pr);
 }
 
+static const char *qp_counter_mode(uint32_t mode)
+{
+	return mode == 1 ? "auto" : mode == 2 ? "manual" : "none";
+}
+
+/* The port's QP counters (RDMA netlink): what each holds, its QPs and
+ * its values, which are part of the port's, never added to them. */
+static void qp_counters_json(struct printer *pr, const struct ctr_port *p)
+{
+	if (!p->nldev_known) {
+		print_null(pr, PRINT_JSON, "qp_counters", NULL, NULL);
+		return;
+	}
+	print_open_array(pr, "qp_counters");
+	for (size_t i = 0; i < p->nqpc; i++) {
+		const struct ctr_qp_counter *q = &p->qpc[i];
+		char prefix[16];
+		size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "%u/", q->id);
+
+		print_open_object(pr, NULL);
+		print_uint(pr, PRINT_JSON, "id", NULL, q->id);
+		print_string(pr, PRINT_JSON, "mode", NULL, qp_counter_mode(q->mode));
+		print_uint(pr, PRINT_JSON, "qps_bound", NULL, q->nqps);
+		print_open_array(pr, "qpns");
+		for (uint32_t k = 0; k < q->nqps && k < CTR_QPC_QPNS; k++)
+			print_uint(pr, PRINT_JSON, NULL, NULL, q->qpn[k]);
+		print_close(pr);
+		print_open_object(pr, "counters");
+		for (size_t k = 0; k < p->set.n; k++) {
+			const struct ctr_counter *c = &p->set.c[k];
+
+			if (c->src == CTR_SRC_NLDEV_QP && !strncmp(c->name, prefix, plen))
+				counter(pr, PRINT_JSON, c->name + plen, c, false);
+		}
+		print_close(pr);
+		print_close(pr);
+	}
+	print_close(pr);
+	if (p->qpc_left_out)
+		print_uint(pr, PRINT_JSON, "qp_counters_left_out", NULL, p->qpc_left_out);
+	if (p->qpc_error[0])
+		print_string(pr, PRINT_JSON, "qp_counters_error", NULL, p->qpc_error);
+}
+
+/* The same in text (-v): one line per QP counter after its values. */
+static void qp_counters_text(struct printer *pr, const struct ctr_port *p)
+{
+	char qps[CTR_QPC_QPNS * 11 + 8];
+
+	for (size_t i = 0; i < p->nqpc; i++) {
+		const struct ctr_qp_counter *q = &p->qpc[i];
+		size_t at = 0;
+
+		qps[0] = '\0';
+		for (uint32_t k = 0; k < q->nqps && k < CTR_QPC_QPNS; k++)
+			at += (size_t)snprintf(qps + at, sizeof(qps) - at, " 0x%x", q->qpn[k]);
+		if (q->nqps > CTR_QPC_QPNS)
+			snprintf(qps + at, sizeof(qps) - at, " ...");
+		print_fp(pr, "  (QP counter %u, %s mode: %u QP%s%s)\n", q->id,
+			 qp_counter_mode(q->mode), q->nqps, q->nqps == 1 ? "" : "s", qps);
+	}
+	if (p->qpc_left_out)
+		print_fp(pr, "  (%zu more QP counters not read: at most %d per port)\n",
+			 p->qpc_left_out, CTR_MAX_QP_COUNTERS);
+	if (p->qpc_error[0])
+		print_string(pr, PRINT_FP, NULL, "  (no QP counters: %s)\n", p->qpc_error);
+}
+
 /*
  * Every counter of a port and what its netdev said about DCB and pause:
  * in JSON the port's sections, in text (-v) one line per counter then the
@@ -258,13 +328,23 @@ static void port_details(struct printer *pr, const struct ctr_port *p, bool tota
 	}
 	if (p->pause_error[0])
 		print_string(pr, PRINT_JSON, "pause_error", NULL, p->pause_error);
+	if (p->device[0]) {
+		print_string(pr, PRINT_JSON, "hw_counters_source", NULL,
+			     p->nldev_known ? "netlink" : "sysfs");
+		if (p->nldev_error[0])
+			print_string(pr, PRINT_JSON, "netlink_error", NULL, p->nldev_error);
+		qp_counters_json(pr, p);
+	}
 
 	for (size_t i = 0; i < p->set.n; i++) {
 		const struct ctr_counter *c = &p->set.c[i];
 		enum ctr_src src = (enum ctr_src)c->src;
-		bool in_json = pr->json && open_section(pr, p, src);
+		bool in_json;
 		char key[160];
 
+		if (src == CTR_SRC_NLDEV_QP && pr->json)
+			continue;	/* under qp_counters */
+		in_json = pr->json && open_section(pr, p, src);
 		snprintf(key, sizeof(key), "%s", c->name);
 		/* A device-level counter named like one of the port's. */
 		if (in_json && print_has(pr, key))
@@ -274,6 +354,10 @@ static void port_details(struct printer *pr, const struct ctr_port *p, bool tota
 			close_section(pr, src);
 	}
 
+	qp_counters_text(pr, p);
+	if (p->nldev_error[0])
+		print_string(pr, PRINT_FP, NULL, "  (no RDMA netlink statistics, sysfs read: %s)\n",
+			     p->nldev_error);
 	if (p->ethtool_error[0])
 		print_string(pr, PRINT_FP, NULL, "  (no ethtool statistics: %s)\n", p->ethtool_error);
 	if (p->dcb_known)

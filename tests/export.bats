@@ -58,6 +58,9 @@ PY
 
 @test "exporter: /metrics in the 0.0.4 text format passes promtool check metrics, values as the fixture holds them" {
 	require_tool promtool "checking the exposition"
+	# With the fixture's RDMA netlink answers: mlx5_0's driver counters,
+	# optional ones and QP counters come from there.
+	export RDMAKIT_NETLINK_REPLAY=$FX/sample1/netlink
 	serve "${S1[@]}"
 	get "http://127.0.0.1:$PORT/metrics"
 	[[ $status == 200 ]] || fail "status $status"
@@ -76,6 +79,16 @@ PY
 	assert_line 'rdmakit_scrape_success 1'
 	# irdma's counter names have spaces: label values, never metric names.
 	assert_line --regexp '^rdma_port_stat\{device="irdma0",.*counter="[^"]* [^"]*"\} [0-9]+$'
+	# The RDMA netlink wins over sysfs hw_counters, never both; QP counters
+	# in their own families.
+	assert_line 'rdma_port_stat{device="mlx5_0",port="1",netdev="ens1f0np0",source="netlink",counter="rx_write_requests"} 88124456'
+	refute_line --partial 'device="mlx5_0",port="1",netdev="ens1f0np0",source="hw_counters"'
+	assert_line 'rdma_port_stat{device="mlx5_0",port="1",netdev="ens1f0np0",source="netlink optional",counter="cc_rx_ce_pkts"} 91000'
+	assert_line 'rdma_port_qp_stat{device="mlx5_0",port="1",netdev="ens1f0np0",counter_id="3",counter="rx_write_requests"} 60000000'
+	assert_line 'rdma_port_qp_stat_qps{device="mlx5_0",port="1",netdev="ens1f0np0",counter_id="4",mode="auto"} 1'
+	assert_line 'rdma_port_qp_stat_not_exported{device="mlx5_0",port="1",netdev="ens1f0np0"} 0'
+	# ECN marked is np_ecn_marked_roce_packets alone, not plus cc_rx_ce_pkts.
+	assert_line 'rdma_port_ecn_marked_packets_total{device="mlx5_0",port="1",netdev="ens1f0np0"} 91234'
 	# Counters are counters: no rates, no timestamps.
 	refute_line --regexp '^[a-z_]*(rate|per_second)[a-z_]*[{ ]'
 	refute_line --regexp '^[a-z_]+(\{[^}]*\})? [^ ]+ [0-9]+$'
@@ -85,6 +98,7 @@ PY
 	[[ -x $PY ]] && $PY -c 'import prometheus_client' 2>/dev/null ||
 		_require_missing "python3-prometheus-client is not installed: make deps installs it" \
 			"python3-prometheus-client is not installed: run 'make deps' as root"
+	export RDMAKIT_NETLINK_REPLAY=$FX/sample1/netlink
 	serve "${S1[@]}"
 	get "http://127.0.0.1:$PORT/metrics" \
 		'application/openmetrics-text;version=1.0.0;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
@@ -99,6 +113,7 @@ fams = list(text_string_to_metric_families(sys.stdin.read()))
 by = {f.name: f for f in fams}
 assert by["rdma_port_transmit_bytes"].type == "counter", by["rdma_port_transmit_bytes"].type
 assert by["rdma_port"].type == "info"
+assert by["rdma_port_qp_stat"].type == "unknown" and len(by["rdma_port_qp_stat"].samples) == 6
 print(sum(len(f.samples) for f in fams), "samples in", len(fams), "families")' <<<"$output"
 	assert_success
 	assert_output --regexp '^[0-9]+ samples in [0-9]+ families$'

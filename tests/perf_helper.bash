@@ -11,11 +11,16 @@ setup_perf() {
 	BG_PIDS=()
 }
 
-# free_port: a TCP port nothing on this host listens on.
+# free_port: a TCP port nothing on this host listens on, below the kernel's
+# ephemeral range: a port there can be held by any client connection (or
+# its TIME_WAIT) that ss -tln does not list, and the listener then fails.
 free_port() {
-	local p
+	local p lo=32768 span
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null
+	span=$((lo - 20000))
+	((span >= 1000)) || span=40000
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((20000 + RANDOM % span))
 		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
 	done
 	echo "$p"

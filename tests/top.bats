@@ -90,6 +90,21 @@ swap_samples_in_background() {
 	(sleep 0.5 && ln -s "$FX/sample2" "$CUR.new" && mv -Tf "$CUR.new" "$CUR") &
 }
 
+# replayed_json [DEVICE...]: one --json sample of sample2 taken 1.5 s after
+# sample1, with the fixture's recorded netlink answers; PORTS_PY starts a
+# json_eval on it (dt, ports by device, close).
+replayed_json() {
+	swap_samples_in_background
+	RDMAKIT_NETLINK_REPLAY=$CUR/netlink run --separate-stderr "$RDMAKIT" top --json -n 1 -d 1.5 \
+		--sysfs-root "$CUR/sys" --proc-root "$CUR/proc" "$@"
+	wait
+	assert_success
+}
+PORTS_PY='
+dt = d["interval_s"]
+ports = {p["device"]: p for p in d["ports"]}
+def close(a, b): return abs(a - b) <= 1e-6 * max(1, abs(b))'
+
 @test "--json: rates between two samples, saturated and reset counters, ports new and gone" {
 	swap_samples_in_background
 	run --separate-stderr "$RDMAKIT" top --json -n 2 -d 1.5 --sysfs-root "$CUR/sys" --proc-root "$CUR/proc"
@@ -168,15 +183,8 @@ print("ok")'
 }
 
 @test "--json: DCB PFC per priority and ethtool pause statistics from recorded netlink replies" {
-	swap_samples_in_background
-	RDMAKIT_NETLINK_REPLAY=$CUR/netlink run --separate-stderr "$RDMAKIT" top --json -n 1 -d 1.5 \
-		--sysfs-root "$CUR/sys" --proc-root "$CUR/proc"
-	wait
-	assert_success
-	run json_eval '
-dt = d["interval_s"]
-ports = {p["device"]: p for p in d["ports"]}
-def close(a, b): return abs(a - b) <= 1e-6 * max(1, abs(b))
+	replayed_json
+	run json_eval "$PORTS_PY"'
 m = ports["mlx5_0"]
 assert m["dcb"]["pfc_cap"] == 8 and m["dcb"]["pfc_enabled"] == [3], m["dcb"]
 dc = m["dcb"]["counters"]
@@ -209,6 +217,49 @@ x = ports["mlx4_0"]
 assert x["dcb"] is None and "dcb_error" not in x
 print("ok")'
 	assert_output ok
+}
+
+@test "--json and -v: the RDMA netlink's port, optional and QP counters win over sysfs hw_counters" {
+	replayed_json mlx5_0 rxe0 irdma0
+	run json_eval "$PORTS_PY"'
+m = ports["mlx5_0"]
+assert m["hw_counters_source"] == "netlink" and "netlink_error" not in m, m.get("netlink_error")
+c = m["counters"]
+# The netlink value (ahead of sysfs by 1000), with its rate.
+assert c["rx_write_requests"]["value"] == 88123456 + 1220000 + 1000, c["rx_write_requests"]
+assert close(c["rx_write_requests"]["rate"], 1220000 / dt)
+assert c["cc_rx_ce_pkts"] == {"value": 92500, "rate": c["cc_rx_ce_pkts"]["rate"], "optional": True}
+assert "optional" not in c["np_ecn_marked_roce_packets"]
+assert m["semantic"]["ecn_marked"]["value"] == 91234 + 1500, m["semantic"]["ecn_marked"]
+q = {x["id"]: x for x in m["qp_counters"]}
+assert sorted(q) == [3, 4] and q[3]["mode"] == "auto" and q[3]["qpns"] == [0x11a, 0x11b] and q[3]["qps_bound"] == 2
+assert q[3]["counters"]["rx_write_requests"]["value"] == 60900000
+assert close(q[3]["counters"]["rx_write_requests"]["rate"], 900000 / dt)
+assert not any("/" in k for k in c), [k for k in c if "/" in k]
+r = ports["rxe0"]
+assert r["hw_counters_source"] == "netlink" and r["qp_counters"] == []
+assert r["counters"]["sent_pkts"]["value"] == 1200345 + 50000 + 30
+i = ports["irdma0"]
+assert i["hw_counters_source"] == "sysfs" and i["qp_counters"] is None and "netlink_error" not in i
+print("ok")'
+	assert_output ok
+	RDMAKIT_NETLINK_REPLAY=$FX/sample1/netlink run --separate-stderr "$RDMAKIT" top -b -n 1 -v \
+		"${S1[@]}" mlx5_0
+	assert_success
+	assert_line --regexp '^  rx_write_requests +netlink +88124456 '
+	assert_line --regexp '^  cc_rx_ce_pkts +netlink optional +91000 '
+	assert_line --regexp '^  3/rx_write_requests +netlink qp +60000000 '
+	assert_line '  (QP counter 3, auto mode: 2 QPs 0x11a 0x11b)'
+	assert_line '  (QP counter 4, auto mode: 1 QP 0x2c0)'
+	refute_line --regexp ' hw_counters +[0-9]'
+	# A broken recorded answer: sysfs, and why.
+	cp -r "$FX/sample1/netlink" "$BATS_TEST_TMPDIR/nl"
+	printf 'garbage' >"$BATS_TEST_TMPDIR/nl/mlx5_0.1.nldev"
+	RDMAKIT_NETLINK_REPLAY=$BATS_TEST_TMPDIR/nl run --separate-stderr "$RDMAKIT" top -b -n 1 -v \
+		"${S1[@]}" mlx5_0
+	assert_success
+	assert_line --regexp '^  rx_write_requests +hw_counters +88123456 '
+	assert_line '  (no RDMA netlink statistics, sysfs read: mlx5_0/1: RDMA netlink statistics: malformed netlink reply)'
 }
 
 @test "batch: the pause column sums PFC priorities from DCB; -v says why DCB or pause is missing" {

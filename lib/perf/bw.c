@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "ctl.h"
 #include "perf_int.h"
 
@@ -451,6 +452,47 @@ static void add_peer(struct perf_bw_result *r, const struct perf_bw_result *peer
 	r->msg_rate_mpps += peer->msg_rate_mpps;
 }
 
+/* The device's RDMA port, sampled as rdmakit top reads it (the RDMA
+ * netlink, else sysfs): false for an engine that has no host port. */
+static bool sample_port(struct perf_session *s, struct perf_port_deltas *pd,
+			struct ctr_snapshot *snap)
+{
+	char filter[96], err[256];
+	const char *devs[1] = { filter };
+	struct ctr_opts co = { .devices = devs, .ndevices = 1,
+			       .port_ethtool = ctr_opts_default_ethtool(NULL),
+			       .no_ethtool_stats = true };
+
+	memset(snap, 0, sizeof(*snap));
+	if (!xport_host_port(s->dev, pd->device, sizeof(pd->device), &pd->port))
+		return false;
+	snprintf(filter, sizeof(filter), "%s/%d", pd->device, pd->port);
+	return ctr_sample(&co, snap, err, sizeof(err)) == 0 && snap->nports == 1;
+}
+
+static void keep_delta(const struct ctr_port *p, const struct ctr_counter *c, uint64_t delta,
+		       void *ctx)
+{
+	struct perf_port_deltas *pd = ctx;
+
+	(void)p;
+	if (pd->n == PERF_MAX_PORT_DELTAS || strlen(c->name) >= sizeof(pd->d[0].name)) {
+		pd->left_out++;
+		return;
+	}
+	snprintf(pd->d[pd->n].name, sizeof(pd->d[0].name), "%s", c->name);
+	pd->d[pd->n++].delta = delta;
+}
+
+/* What moved on the port between two samples of it. */
+static void port_deltas(struct perf_port_deltas *pd, const struct ctr_snapshot *before,
+			const struct ctr_snapshot *after)
+{
+	pd->known = true;
+	pd->source = after->ports[0].nldev_known ? "netlink" : "sysfs";
+	ctr_port_deltas(before, after, pd->device, pd->port, keep_delta, pd);
+}
+
 static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_bw_result *peer,
 		  struct bins *bins, char *err)
 {
@@ -516,13 +558,23 @@ struct bw_scratch {
 int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
 {
 	struct bw_scratch *x = malloc(sizeof(*x));
+	struct perf_port_deltas port = { .known = false };
+	struct ctr_snapshot port_before, port_after = { 0 };
+	bool have_port;
 	int rc;
 
 	if (!x) {
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		return -1;
 	}
+	have_port = sample_port(s, &port, &port_before);
 	rc = run_bw(s, r, &x->peer, x->bins, err);
+	if (have_port && rc == 0 && sample_port(s, &port, &port_after)) {
+		r->port = port;
+		port_deltas(&r->port, &port_before, &port_after);
+	}
+	ctr_snapshot_free(&port_before);
+	ctr_snapshot_free(&port_after);
 	free(x);
 	return rc;
 }

@@ -394,6 +394,19 @@ bool node_sending_done(const struct incast_node *n)
 	return true;
 }
 
+/* One port counter that moved, as a member of the node's delta list. */
+static void port_delta(const struct ctr_port *p, const struct ctr_counter *c, uint64_t delta,
+		       void *ctx)
+{
+	char src[48];
+
+	if (strlen(p->device) > 40)
+		return;
+	snprintf(src, sizeof(src), "%.40s/%d", p->device, p->port);
+	json_array_append_new(ctx, json_pack("{s:s, s:s, s:I, s:b}", "source", src, "name", c->name,
+					     "delta", (json_int_t)delta, "host", 1));
+}
+
 /* The node's engine and host counters that moved since node_start(). */
 static json_t *counter_deltas(struct incast_node *n)
 {
@@ -425,28 +438,7 @@ static json_t *counter_deltas(struct incast_node *n)
 			"name", c->name, "delta", (json_int_t)(c0 ? c->value - c0->value : 0),
 			"host", 1));
 	}
-	for (size_t p = 0; p < s.nports; p++) {
-		const struct ctr_port *pt = &s.ports[p];
-		const struct ctr_port *p0 = NULL;
-		char src[48];
-
-		if (!pt->device[0] || strlen(pt->device) > 40)
-			continue;
-		for (size_t k = 0; k < n->host_start.nports && !p0; k++)
-			if (!strcmp(n->host_start.ports[k].device, pt->device) &&
-			    n->host_start.ports[k].port == pt->port)
-				p0 = &n->host_start.ports[k];
-		snprintf(src, sizeof(src), "%.40s/%d", pt->device, pt->port);
-		for (size_t i = 0; p0 && i < pt->set.n; i++) {
-			const struct ctr_counter *c = &pt->set.c[i];
-			const struct ctr_counter *c0 = ctr_find(&p0->set, c->src, c->name);
-
-			if (c0 && c->value > c0->value)
-				json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:b}", "source",
-					src, "name", c->name, "delta", (json_int_t)(c->value - c0->value),
-					"host", 1));
-		}
-	}
+	ctr_port_deltas(&n->host_start, &s, NULL, 0, port_delta, out);
 	ctr_snapshot_free(&s);
 	return out;
 }

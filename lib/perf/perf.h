@@ -108,6 +108,20 @@ struct perf_interval {
 	uint64_t bytes, msgs;
 };
 
+/* Counters of the host's RDMA port that moved over a run (verbs engine). */
+#define PERF_MAX_PORT_DELTAS 64
+struct perf_port_deltas {
+	bool known;			/* the port was sampled before and after */
+	char device[64];
+	int port;
+	const char *source;		/* "netlink" or "sysfs": where its driver counters came from */
+	unsigned n, left_out;		/* deltas kept; more that moved, not kept */
+	struct {
+		char name[48];
+		uint64_t delta;
+	} d[PERF_MAX_PORT_DELTAS];
+};
+
 struct perf_bw_result {
 	uint64_t bytes_per_msg, iterations;
 	unsigned cq_mod;		/* one WR in cq_mod was signaled */
@@ -118,6 +132,7 @@ struct perf_bw_result {
 	bool verified;			/* --verify ran and found the data right */
 	uint64_t bad_offset;		/* first wrong byte, when !verified */
 	struct xport_counters counters;	/* this side's engine, over this run */
+	struct perf_port_deltas port;	/* verbs: its RDMA port's counters, over this run */
 	bool interrupted;
 	double cpu_util_percent;	/* this process: CPU time / wall time; 100 = one core */
 	/* -b: bw_* and msg_rate_mpps are the sum of both directions, as

@@ -483,7 +483,7 @@ static int read_device(const struct ctr_opts *o, const char *root, const char *d
 			rc = ctr_read_dir(o->cache, sub, CTR_SRC_HW_PORT, &p->set);
 		if (!rc)
 			rc = copy_set(&p->set, &devset);
-		if (!rc && o->port_ethtool && p->netdev[0])
+		if (!rc && o->port_ethtool && !o->no_ethtool_stats && p->netdev[0])
 			rc = port_ethtool(p);
 		if (!rc && (o->port_ethtool || o->netlink_replay) && p->netdev[0])
 			rc = port_netlink(o, p);

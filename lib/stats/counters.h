@@ -44,6 +44,9 @@
 enum ctr_src {
 	CTR_SRC_PMA,		/* ports/N/counters/: IB PMA PortCounters(Ext) */
 	CTR_SRC_HW_PORT,	/* ports/N/hw_counters/ */
+	CTR_SRC_NLDEV,		/* RDMA netlink port statistics (in place of HW_PORT) */
+	CTR_SRC_NLDEV_OPT,	/* ... the optional ones among them */
+	CTR_SRC_NLDEV_QP,	/* RDMA netlink QP counters: "ID/NAME" */
 	CTR_SRC_HW_DEV,		/* DEV/hw_counters/, shared by the device's ports */
 	CTR_SRC_NETDEV,		/* class/net/IF/statistics/ (interface rows) */
 	CTR_SRC_ETHTOOL,	/* ethtool -S of the netdev */
@@ -51,9 +54,6 @@ enum ctr_src {
 	CTR_SRC_ENGINE,		/* a soft engine's shared-memory counters */
 	CTR_SRC_DCB,		/* DCB netlink IEEE PFC: requests[N], indications[N] */
 	CTR_SRC_PAUSE,		/* ethtool netlink pause stats: tx/rx_pause_frames */
-	CTR_SRC_NLDEV,		/* RDMA netlink port statistics (in place of HW_PORT) */
-	CTR_SRC_NLDEV_OPT,	/* ... the optional ones among them */
-	CTR_SRC_NLDEV_QP,	/* RDMA netlink QP counters: "ID/NAME" */
 	CTR_SRC_COUNT
 };
 
@@ -199,6 +199,10 @@ struct ctr_opts {
 	 * host's /sys; ctr_opts_default_ethtool() says so.
 	 */
 	bool port_ethtool;
+	/* ... but leave out their ethtool -S (DCB, pause and the RDMA netlink
+	 * are still asked): bw's deltas, which a driver's per-queue statistics
+	 * would drown. */
+	bool no_ethtool_stats;
 	/*
 	 * Netlink replies from files instead of the kernel: DIR/IF.dcb and
 	 * DIR/IF.pause hold one reply datagram each, as the kernel sends it;
@@ -266,6 +270,17 @@ void ctr_rates(struct ctr_snapshot *cur, struct ctr_snapshot *prev);
 /* The rate rule alone: per second, or NAN with *flags saying why. */
 double ctr_rate(uint64_t prev, uint64_t cur, double interval_s, unsigned width,
 		uint8_t *flags);
+
+/*
+ * Each counter of an RDMA port (dev/port, or every port when dev is NULL)
+ * that grew from `before` to `after`, handed to fn with its growth; the
+ * counters of a port or source new in `after` are left out, and so are QP
+ * counters (each is a part of its port's value, which is handed on).
+ */
+typedef void (*ctr_delta_fn)(const struct ctr_port *p, const struct ctr_counter *c,
+			     uint64_t delta, void *ctx);
+void ctr_port_deltas(const struct ctr_snapshot *before, const struct ctr_snapshot *after,
+		     const char *dev, int port, ctr_delta_fn fn, void *ctx);
 
 /* The counter of a port by source and name, or NULL. */
 const struct ctr_counter *ctr_find(const struct ctr_set *s, enum ctr_src src, const char *name);

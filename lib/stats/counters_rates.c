@@ -476,3 +476,28 @@ const struct ctr_counter *ctr_find(const struct ctr_set *s, enum ctr_src src, co
 			return &s->c[i];
 	return NULL;
 }
+
+void ctr_port_deltas(const struct ctr_snapshot *before, const struct ctr_snapshot *after,
+		     const char *dev, int port, ctr_delta_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < after->nports; i++) {
+		const struct ctr_port *p = &after->ports[i], *p0 = NULL;
+
+		if (!p->device[0] || (dev && (strcmp(p->device, dev) || p->port != port)))
+			continue;
+		for (size_t k = 0; k < before->nports && !p0; k++)
+			if (!strcmp(before->ports[k].device, p->device) &&
+			    before->ports[k].port == p->port)
+				p0 = &before->ports[k];
+		for (size_t k = 0; p0 && k < p->set.n; k++) {
+			const struct ctr_counter *c = &p->set.c[k];
+			const struct ctr_counter *c0;
+
+			if (c->src == CTR_SRC_NLDEV_QP)
+				continue;
+			c0 = ctr_find(&p0->set, (enum ctr_src)c->src, c->name);
+			if (c0 && c->value > c0->value)
+				fn(p, c, c->value - c0->value, ctx);
+		}
+	}
+}

@@ -306,8 +306,8 @@ static void port_raw(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 	static const struct fam fam = {
 		"rdma_port_stat", FAM_UNKNOWN,
 		"Every counter of the port as the kernel names it (counter), unscaled, by where "
-		"it was read (source: counters, hw_counters, device hw_counters, ethtool, dcb, "
-		"pause stats, statistics)"
+		"it was read (source: counters, hw_counters, netlink, netlink optional, device "
+		"hw_counters, ethtool, dcb, pause stats, statistics)"
 	};
 	struct port_labels l;
 	bool started = false;
@@ -319,6 +319,8 @@ static void port_raw(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 		for (size_t k = 0; k < p->set.n; k++) {
 			const struct ctr_counter *c = &p->set.c[k];
 
+			if (c->src == CTR_SRC_NLDEV_QP)
+				continue;	/* port_qp_counters */
 			/* One series per name: some drivers repeat ethtool names
 			 * (per-queue stats); the set is sorted, repeats adjacent. */
 			if (k && c->src == p->set.c[k - 1].src && !strcmp(c->name, p->set.c[k - 1].name))
@@ -328,6 +330,72 @@ static void port_raw(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
 			started = true;
 			sample_u64(o, &fam, with(&l, "source", ctr_src_name((enum ctr_src)c->src),
 						    "counter", c->name), c->value);
+		}
+	}
+}
+
+/*
+ * The RDMA netlink's QP counters of each port, the first PROM_MAX_QPS of
+ * a port: their values (part of the port's, never to be added to them),
+ * the QPs bound to each, and how many were left out.
+ */
+static void port_qp_counters(FILE *o, enum prom_format f, const struct ctr_snapshot *s)
+{
+	static const struct fam stat = {
+		"rdma_port_qp_stat", FAM_UNKNOWN,
+		"A QP counter's values (rdma statistic qp show) as the kernel names them "
+		"(counter), unscaled; part of the port's own values, not to be added to them"
+	};
+	static const struct fam qps = {
+		"rdma_port_qp_stat_qps", FAM_GAUGE, "QPs bound to a QP counter, by its mode"
+	};
+	static const struct fam left = {
+		"rdma_port_qp_stat_not_exported", FAM_GAUGE,
+		"QP counters of the port left out of this exposition (at most 64 per port)"
+	};
+	const struct fam *fams[] = { &stat, &qps, &left };
+	struct port_labels l;
+	char id[16];
+
+	for (size_t which = 0; which < 3; which++) {
+		bool started = false;
+
+		for (size_t i = 0; i < s->nports; i++) {
+			const struct ctr_port *p = &s->ports[i];
+			size_t shown = p->nqpc < PROM_MAX_QPS ? p->nqpc : PROM_MAX_QPS;
+
+			if (!p->nldev_known)
+				continue;
+			port_labels(&l, p);
+			if (!started)
+				family(o, f, fams[which]);
+			started = true;
+			if (which == 2) {
+				sample_u64(o, &left, with(&l, NULL, NULL, NULL, NULL),
+					   p->nqpc - shown + p->qpc_left_out);
+				continue;
+			}
+			for (size_t q = 0; q < shown; q++) {
+				size_t plen = (size_t)snprintf(id, sizeof(id), "%u/", p->qpc[q].id);
+
+				if (which == 1) {
+					id[plen - 1] = '\0';
+					sample_u64(o, &qps, with(&l, "counter_id", id, "mode",
+								 p->qpc[q].mode == 2 ? "manual" : "auto"),
+						   p->qpc[q].nqps);
+					continue;
+				}
+				for (size_t k = 0; k < p->set.n; k++) {
+					const struct ctr_counter *c = &p->set.c[k];
+
+					if (c->src != CTR_SRC_NLDEV_QP || strncmp(c->name, id, plen))
+						continue;
+					id[plen - 1] = '\0';
+					sample_u64(o, &stat, with(&l, "counter_id", id, "counter",
+								  c->name + plen), c->value);
+					id[plen - 1] = '/';
+				}
+			}
 		}
 	}
 }
@@ -508,6 +576,7 @@ void prom_write(FILE *out, enum prom_format f, const struct ctr_snapshot *s,
 		port_semantic(out, f, s);
 		port_pfc(out, f, s);
 		port_raw(out, f, s);
+		port_qp_counters(out, f, s);
 		host_ecn(out, f, s);
 		engines(out, f, s);
 	}

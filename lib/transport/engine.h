@@ -37,6 +37,8 @@ struct xport_engine_ops {
 			  uint32_t token, uint32_t index, int timeout_ms, char *err);
 	void (*cm_close)(void *listener);
 	void (*dev_counters)(void *dev, struct xport_counters *c);
+	/* Optional: the host RDMA port the device runs on (verbs). */
+	bool (*host_port)(void *dev, char *name, size_t cap, int *port);
 	void (*qp_counters)(void *qp, struct xport_counters *c);
 };
 

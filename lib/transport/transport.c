@@ -293,6 +293,11 @@ void xport_wait(struct xport_dev *d, int timeout_us)
 		d->ops->wait(d->impl, timeout_us);
 }
 
+bool xport_host_port(const struct xport_dev *d, char *name, size_t cap, int *port)
+{
+	return d->ops->host_port && d->ops->host_port(d->impl, name, cap, port);
+}
+
 void xport_dev_counters(struct xport_dev *d, struct xport_counters *c)
 {
 	d->ops->dev_counters(d->impl, c);

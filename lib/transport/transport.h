@@ -201,6 +201,10 @@ int xport_open(const struct xport_dev_attr *a, struct xport_dev **out, char *err
 bool xport_engine_available(const char *name);
 void xport_close(struct xport_dev *d);
 const char *xport_engine_name(const struct xport_dev *d);
+/* The host's RDMA device and port this device runs on, whose counters the
+ * kernel keeps (rdmakit top's ports): true with name and *port set; false
+ * for the soft engine, which keeps its own (xport_dev_counters). */
+bool xport_host_port(const struct xport_dev *d, char *name, size_t cap, int *port);
 /* The device progresses without the caller polling (verbs); the soft
  * engine only moves when polled. */
 bool xport_self_driven(const struct xport_dev *d);

@@ -497,6 +497,15 @@ static void verbs_counters(void *x, struct xport_counters *c)
 	memset(c, 0, sizeof(*c));
 }
 
+static bool verbs_host_port(void *x, char *name, size_t cap, int *port)
+{
+	struct verbs_dev *d = x;
+
+	snprintf(name, cap, "%s", ibv_get_device_name(d->ctx->device));
+	*port = d->port;
+	return true;
+}
+
 const struct xport_engine_ops verbs_engine_ops = {
 	.name = "verbs",
 	.self_driven = true,
@@ -520,4 +529,5 @@ const struct xport_engine_ops verbs_engine_ops = {
 	.cm_close = verbs_cm_close,
 	.dev_counters = verbs_counters,
 	.qp_counters = verbs_counters,
+	.host_port = verbs_host_port,
 };

@@ -238,6 +238,117 @@ static void rates_between_samples(struct unit *u)
 	ctr_snapshot_free(&b);
 }
 
+/* Sample N of the fixtures with its recorded netlink answers. */
+static int sample_nl(int n, struct ctr_snapshot *s)
+{
+	char nl[PATH_MAX + 32], err[256];
+	struct ctr_opts o = { .sysfs_root = n == 1 ? sys1 : sys2, .proc_root = n == 1 ? proc1 : proc2,
+			      .netlink_replay = nl };
+
+	o.shm_dir = o.sysfs_root;
+	snprintf(nl, sizeof(nl), "%s/sample%d/netlink", fixture, n);
+	return ctr_sample(&o, s, err, sizeof(err));
+}
+
+struct delta_seen {
+	uint64_t rx_write_requests, cc_rx_ce_pkts;
+	int qp, calls;
+};
+
+static void note_delta(const struct ctr_port *p, const struct ctr_counter *c, uint64_t delta,
+		       void *ctx)
+{
+	struct delta_seen *d = ctx;
+
+	(void)p;
+	d->calls++;
+	if (!strcmp(c->name, "rx_write_requests"))
+		d->rx_write_requests = delta;
+	else if (!strcmp(c->name, "cc_rx_ce_pkts"))
+		d->cc_rx_ce_pkts = delta;
+	if (c->src == CTR_SRC_NLDEV_QP)
+		d->qp++;
+}
+
+/*
+ * Where the RDMA netlink answers, a port's driver counters come from it
+ * and not from sysfs (the fixture's netlink values run ahead of its
+ * hw_counters); optional counters are marked and feed no meaning; QP
+ * counters are kept apart; a port with nothing recorded reads sysfs.
+ */
+static void netlink_wins_over_sysfs(struct unit *u)
+{
+	struct ctr_snapshot a, b;
+	const struct ctr_port *p;
+	struct delta_seen d = { 0 };
+	uint64_t v;
+	double r;
+
+	CHECK_EQ(u, sample_nl(1, &a), 0);
+	CHECK_EQ(u, sample_nl(2, &b), 0);
+	ctr_rates(&a, NULL);
+	a.mono_ns = 1000000000ULL;
+	b.mono_ns = 3000000000ULL;
+	ctr_rates(&b, &a);
+	p = port(&b, "mlx5_0", 1);
+	CHECK(u, p && p->nldev_known && !p->nldev_error[0]);
+	CHECK_EQ(u, value(p, CTR_SRC_NLDEV, "rx_write_requests"), 88123456 + 1220000 + 1000);
+	CHECK_EQ(u, value(p, CTR_SRC_HW_PORT, "rx_write_requests"), UINT64_MAX);
+	for (size_t i = 0; p && i < p->set.n; i++)
+		CHECK(u, p->set.c[i].src != CTR_SRC_HW_PORT);
+	CHECK_EQ(u, value(p, CTR_SRC_NLDEV_OPT, "cc_rx_ce_pkts"), 91000 + 1500);
+	/* ECN marked: np_ecn_marked_roce_packets alone, not its optional twin. */
+	CHECK(u, p && ctr_port_meaning(p, CTR_M_ECN_MARKED, &v, &r, NULL) && v == 91234 + 1500 &&
+		 near(r, 750));
+	CHECK_EQ(u, p ? p->nqpc : 0, 2);
+	if (p && p->nqpc == 2) {
+		CHECK(u, p->qpc[0].id == 3 && p->qpc[0].nqps == 2 && p->qpc[0].qpn[0] == 0x11a);
+		CHECK(u, p->qpc[1].id == 4 && p->qpc[1].nqps == 1 && p->qpc[1].qpn[0] == 0x2c0);
+	}
+	CHECK_EQ(u, value(p, CTR_SRC_NLDEV_QP, "3/rx_write_requests"), 60900000);
+	CHECK(u, p && near(ctr_find(&p->set, CTR_SRC_NLDEV_QP, "3/rx_write_requests")->rate, 450000));
+	p = port(&b, "rxe0", 1);
+	CHECK(u, p && p->nldev_known && p->nqpc == 0 && !p->qpc_error[0]);
+	CHECK_EQ(u, value(p, CTR_SRC_NLDEV, "sent_pkts"), 1200345 + 50000 + 30);
+	/* Nothing recorded for irdma0: sysfs, and no complaint. */
+	p = port(&b, "irdma0", 1);
+	CHECK(u, p && !p->nldev_known && !p->nldev_error[0]);
+	CHECK_EQ(u, value(p, CTR_SRC_HW_PORT, "Nak Sequence Error"), 15);
+	/* Deltas over the two samples: the port's, never its QP counters'. */
+	ctr_port_deltas(&a, &b, "mlx5_0", 1, note_delta, &d);
+	CHECK_EQ(u, d.rx_write_requests, 1220000);
+	CHECK_EQ(u, d.cc_rx_ce_pkts, 1500);
+	CHECK_EQ(u, d.qp, 0);
+	CHECK(u, d.calls > 5);
+	memset(&d, 0, sizeof(d));
+	ctr_port_deltas(&a, &b, "mlx5_0", 2, note_delta, &d);
+	CHECK_EQ(u, d.calls, 0);
+	ctr_snapshot_free(&a);
+	ctr_snapshot_free(&b);
+}
+
+/* A recorded answer that is broken: the port says why and reads sysfs. */
+static void netlink_broken_answer(struct unit *u)
+{
+	char dir[] = "/tmp/rdmakit-nl-XXXXXX", path[PATH_MAX], err[256];
+	struct ctr_opts o = { .sysfs_root = sys1, .proc_root = proc1, .shm_dir = sys1,
+			      .netlink_replay = dir };
+	struct ctr_snapshot s;
+	const struct ctr_port *p;
+
+	CHECK(u, mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/rxe0.1.nldev", dir);
+	put_file(path, "not a netlink reply at all");
+	CHECK_EQ(u, ctr_sample(&o, &s, err, sizeof(err)), 0);
+	p = port(&s, "rxe0", 1);
+	CHECK(u, p && !p->nldev_known);
+	CHECK_STR(u, p ? p->nldev_error : "", "rxe0/1: RDMA netlink statistics: malformed netlink reply");
+	CHECK_EQ(u, value(p, CTR_SRC_HW_PORT, "sent_pkts"), 1200345);
+	ctr_snapshot_free(&s);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void rate_rules(struct unit *u)
 {
 	uint8_t f = 0;
@@ -483,6 +594,8 @@ int main(void)
 	RUN(&u, rxe_irdma_mlx4_switchdev);
 	RUN(&u, netstat_ecn);
 	RUN(&u, rates_between_samples);
+	RUN(&u, netlink_wins_over_sysfs);
+	RUN(&u, netlink_broken_answer);
 	RUN(&u, rate_rules);
 	RUN(&u, device_filter);
 	RUN(&u, netstat_by_name);

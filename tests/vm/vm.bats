@@ -374,6 +374,64 @@ PY
 	assert_output --regexp 'rxe0/1 +dummy0 +ACTIVE'
 }
 
+@test "lab: rdmakit's RDMA netlink port statistics equal rdma statistic at rest and lie between its readings under traffic" {
+	boot_lab
+	result netlink_rest
+	assert_success
+	pair_ok netlink_traffic
+	result netlink_during
+	assert_success
+	# Each rdmakit reading (the port's counters, source netlink) against
+	# the rdma statistic readings just before and after it: equal at rest,
+	# between them while ib_write_bw runs, and the traffic seen.
+	run python3 - "$LAB/results" <<'PY'
+import json, sys
+r = sys.argv[1]
+def docs(name):
+    return [json.loads(l) for l in open(f"{r}/{name}.out") if l.startswith(("[", "{"))]
+def rdma(doc):
+    (link,) = doc
+    assert link["ifname"] == "rxe0" and link["port"] == 1, link
+    return {k: v for k, v in link.items() if isinstance(v, int) and k not in ("ifindex", "port")}
+def ours(doc):
+    (p,) = doc["ports"]
+    assert p["hw_counters_source"] == "netlink" and "netlink_error" not in p, p
+    assert p["qp_counters"] == [], p["qp_counters"]   # rxe binds no QP counters
+    return {k: v["value"] for k, v in p["counters"].items()}
+rest = docs("netlink_rest")
+assert len(rest) == 3, len(rest)
+a, mine, b = rdma(rest[0]), ours(rest[1]), rdma(rest[2])
+assert a == b, "rxe0 moved at rest"
+assert set(a) and all(mine[k] == v for k, v in a.items()), [(k, v, mine.get(k)) for k, v in a.items() if mine.get(k) != v]
+seq = docs("netlink_during")
+assert len(seq) == 13, len(seq)
+moved = 0
+for i in range(0, 12, 2):
+    before, mine, after = rdma(seq[i]), ours(seq[i + 1]), rdma(seq[i + 2])
+    for k in before:
+        assert before[k] <= mine[k] <= after[k], (i, k, before[k], mine[k], after[k])
+    moved += after["sent_pkts"] - before["sent_pkts"]
+assert moved > 0, "no traffic between the readings"
+print("ok", len(a), "counters,", moved, "packets sent while read")
+PY
+	assert_success
+	assert_line --partial ok
+}
+
+@test "lab: rdmakit bw --engine verbs reports rxe0's port counters over the run, from the RDMA netlink" {
+	require_verbs_engine
+	boot_lab
+	pair_ok rdmakit_bw_write
+	run json_eval '
+(res,) = d["results"]
+pc = res["port_counters"]
+assert pc["device"] == "rxe0" and pc["port"] == 1 and pc["source"] == "netlink", pc
+# 50 WRITEs of 64 KiB at MTU 1024 are 3200 packets at the least, with ACKs.
+assert pc["deltas"]["sent_pkts"] >= 50 and pc["deltas"]["rcvd_pkts"] >= 50, pc["deltas"]
+print("ok")'
+	assert_output ok
+}
+
 @test "lab: rdmakit top reads e1000's pause parameters over ethtool netlink, as ethtool -a shows them" {
 	boot_lab
 	[[ -f $LAB/results/e1000_iface ]] || fail "the guest found no e1000 interface (see $LAB_LOG)"

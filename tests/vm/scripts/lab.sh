@@ -130,6 +130,26 @@ echo $? >"$R/top_rxe.rc"
 check top_counters_after rxe_counters
 check top_rxe_batch rdmakit top -b -n 1 "$DEV"
 
+# The RDMA netlink statistics against iproute2's `rdma statistic`: at rest
+# (no traffic between the three readings), then interleaved readings while
+# ib_write_bw runs, one JSON document a line: rdma, rdmakit, rdma, ...
+rdma_stat() { rdma -j statistic show link "$DEV/1"; }
+netlink_rest() { rdma_stat && rdmakit top --json -n 1 "$DEV" && rdma_stat; }
+netlink_during() {
+	local i
+	for i in 1 2 3 4 5 6; do
+		rdma_stat && rdmakit top --json -n 1 "$DEV" || return 1
+		sleep 0.3
+	done
+	rdma_stat
+}
+check netlink_rest netlink_rest
+netlink_during >"$R/netlink_during.out" 2>&1 &
+nl_pid=$!
+pair netlink_traffic ib_write_bw -d "$DEV" -x "$GIDX" -s 65536 -n 2000
+wait "$nl_pid"
+echo $? >"$R/netlink_during.rc"
+
 # A real ethtool netlink PAUSE_GET reply: e1000 has pause parameters (and
 # no pause statistics, no DCB).  ethtool -a says what they are.
 e1000_iface() {
