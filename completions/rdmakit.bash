@@ -21,7 +21,7 @@
 # COMPREPLY=($(compgen ...)) splitting is safe here.
 # shellcheck disable=SC2207
 
-_rdmakit_commands='bw lat incast capture top devices help version'
+_rdmakit_commands='bw lat incast capture top plot devices help version'
 _rdmakit_global_opts='-j --json --pretty -h --help -V --version'
 
 # The options of command $1, one word each.
@@ -42,6 +42,9 @@ _rdmakit_command_opts()
 		;;
 	devices)
 		echo '--ib-dev --verbs --soft --json --pretty --help'
+		;;
+	plot)
+		echo '--output --kind --size --label --dump-layout --json --pretty --help'
 		;;
 	top)
 		echo '--batch --iterations --delay --interface --totals --verbose' \
@@ -105,6 +108,15 @@ _rdmakit_option_value()
 		;;
 	top:--textfile)
 		echo file
+		;;
+	plot:-o|plot:--output)
+		echo file
+		;;
+	plot:--kind)
+		echo 'words bw lat'
+		;;
+	plot:--size|plot:--label)
+		echo value
 		;;
 	capture:-C|capture:--file-size|capture:-W|capture:--file-count|\
 	capture:-c|capture:--count|capture:-s|capture:--snaplen|\
@@ -298,6 +310,10 @@ _rdmakit()
 			[[ -e $d ]] && names+=" ${d##*/}"
 		done
 		COMPREPLY=($(compgen -W "$names" -- "$cur"))
+		;;
+	plot)
+		# Operands are JSON files rdmakit wrote.
+		COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
 		;;
 	version|devices)
 		# No operands: offer the options.

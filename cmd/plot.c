@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmakit plot: a picture of what rdmakit's JSON holds (bw sweeps, latency
+ * distributions), drawn with cairo into SVG, PNG or PDF.  The drawing is
+ * in lib/plot; here: the options, reading the documents, and errors.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "plot.h"
+
+enum {
+	OPT_KIND = OPT_LONG_ONLY + 1,
+	OPT_SIZE,
+	OPT_LABEL,
+	OPT_DUMP,
+};
+
+static const struct opt_spec plot_opts[] = {
+	{ "output", 'o', "FILE", "write the picture to FILE: .svg, .png or .pdf" },
+	{ "kind", OPT_KIND, "KIND", "bw or lat (default: from the document)" },
+	{ "size", OPT_SIZE, "WxH", "page size, pixels for PNG, points otherwise (default 1000x640)" },
+	{ "label", OPT_LABEL, "TEXT", "the next FILE's series label (repeat, in file order)" },
+	{ "dump-layout", OPT_DUMP, NULL, "print the layout (axes, ticks, points) as JSON" },
+	OPTS_END,
+};
+
+static const struct cmd_usage plot_usage = {
+	.cmd = "plot",
+	.synopsis = "-o FILE [--kind KIND] [--size WxH] [--label TEXT]... FILE...\n"
+		    "       rdmakit plot --dump-layout [-o FILE] FILE...",
+	.description = "Draw what 'rdmakit -j bw' or 'rdmakit -j lat' wrote: a bandwidth and message\n"
+		       "rate sweep against message size, or a latency distribution on a percentile\n"
+		       "axis with its histogram.  Several FILEs overlay as series; '-' reads\n"
+		       "standard input.  The format follows -o's extension.",
+	.opts = plot_opts,
+};
+
+#define MAX_FILES PLOT_MAX_SERIES
+
+struct plot_cli {
+	const char *out;
+	const char *kind;
+	double width, height;
+	const char *labels[MAX_FILES];
+	size_t nlabels;
+	bool dump, pretty;
+};
+
+static int parse_size(const char *s, double *w, double *h)
+{
+	char *end;
+	long x = strtol(s, &end, 10), y;
+
+	if (end == s || (*end != 'x' && *end != 'X'))
+		goto bad;
+	s = end + 1;
+	y = strtol(s, &end, 10);
+	if (end == s || *end || x < 200 || y < 150 || x > 10000 || y > 10000)
+		goto bad;
+	*w = (double)x;
+	*h = (double)y;
+	return 0;
+bad:
+	return usage_error("plot", "--size '%s': give WIDTHxHEIGHT, 200x150 to 10000x10000 "
+			   "(e.g. 1000x640)", s);
+}
+
+static int plot_opt(void *ctx, int key, const char *arg)
+{
+	struct plot_cli *o = ctx;
+
+	switch (key) {
+	case 'o':
+		o->out = arg;
+		break;
+	case OPT_KIND:
+		if (plot_kind_parse(arg) == PLOT_KIND_NONE)
+			return usage_error("plot", "--kind '%s': give bw or lat", arg);
+		o->kind = arg;
+		break;
+	case OPT_SIZE:
+		return parse_size(arg, &o->width, &o->height);
+	case OPT_LABEL:
+		if (o->nlabels == MAX_FILES)
+			return usage_error("plot", "more than %d --label: one per FILE", MAX_FILES);
+		o->labels[o->nlabels++] = arg;
+		break;
+	case OPT_DUMP:
+		o->dump = true;
+		break;
+	default:
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* A document from a file or stdin: NULL after printing why, with *rc the
+ * exit code (2 for what is not a JSON document, 3 for a file that cannot
+ * be read). */
+static json_t *load(const char *path, int *rc)
+{
+	json_error_t je;
+	json_t *doc;
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+
+	if (!f) {
+		*rc = runtime_error("plot", "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	doc = json_loadf(f, 0, &je);
+	if (f != stdin)
+		fclose(f);
+	if (!doc) {
+		if (je.position == 0 || strstr(je.text, "end of file"))
+			*rc = usage_error("plot", "%s: empty or cut short, not a JSON document "
+					  "(plot what 'rdmakit -j bw|lat' wrote)", path);
+		else
+			*rc = usage_error("plot", "%s: not JSON (line %d: %s)", path, je.line,
+					  je.text);
+	}
+	return doc;
+}
+
+static int run(struct plot_cli *o, char **files, size_t n)
+{
+	struct plot_input in[MAX_FILES] = { { 0 } };
+	struct plot_layout l;
+	char err[PLOT_ERR_LEN];
+	enum plot_kind kind;
+	enum plot_format fmt = o->out ? plot_format_of(o->out) : PLOT_FMT_NONE;
+	int rc = EXIT_OK;
+	size_t i;
+
+	if (o->out && fmt == PLOT_FMT_NONE)
+		return usage_error("plot", "-o %s: name the file .svg, .png or .pdf", o->out);
+	for (i = 0; i < n; i++) {
+		in[i].doc = load(files[i], &rc);
+		if (!in[i].doc)
+			goto out;
+		in[i].name = strcmp(files[i], "-") ? files[i] : "(stdin)";
+		in[i].label = i < o->nlabels ? o->labels[i] : NULL;
+	}
+	kind = o->kind ? plot_kind_parse(o->kind) : plot_kind_of(in[0].doc, in[0].name, err);
+	if (kind == PLOT_KIND_NONE || plot_build(&l, kind, in, n, o->width, o->height, err) < 0) {
+		rc = usage_error("plot", "%s", err);
+		goto out;
+	}
+	if (o->dump) {
+		json_t *j = plot_layout_json(&l);
+
+		json_dumpf(j, stdout, (o->pretty ? JSON_INDENT(2) : JSON_COMPACT) |
+					      JSON_REAL_PRECISION(12));
+		fputc('\n', stdout);
+		json_decref(j);
+	}
+	if (o->out && plot_draw(&l, fmt, o->out, err) < 0)
+		rc = runtime_error("plot", "%s", err);
+	plot_layout_free(&l);
+	plot_release();
+out:
+	for (size_t k = 0; k < n; k++)
+		json_decref(in[k].doc);
+	return rc;
+}
+
+int cmd_plot(int argc, char **argv, const struct global_opts *gin)
+{
+	struct global_opts g = *gin;
+	struct plot_cli o = { .width = 1000, .height = 640 };
+	int first, rc;
+
+	rc = opts_parse(&plot_usage, argc, argv, &g, plot_opt, &o, &first);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	if (first >= argc)
+		return usage_error("plot", "no FILE: give the JSON of a run ('rdmakit -j bw -a ... "
+				   ">bw.json'), or - for standard input");
+	/* -j: the document plot has to give is its layout. */
+	o.dump |= g.json || g.pretty;
+	o.pretty = g.pretty;
+	if ((size_t)(argc - first) > MAX_FILES)
+		return usage_error("plot", "%d files: at most %d series in one picture",
+				   argc - first, MAX_FILES);
+	if (!o.out && !o.dump)
+		return usage_error("plot", "no -o FILE: name the picture (.svg, .png or .pdf), or "
+				   "give --dump-layout");
+	if (o.nlabels > (size_t)(argc - first))
+		return usage_error("plot", "%zu --label for %d files: one per FILE at most",
+				   o.nlabels, argc - first);
+	return run(&o, argv + first, (size_t)(argc - first));
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the files of lib/plot: page geometry and series storage. */
+#ifndef RDMAKIT_PLOT_INT_H
+#define RDMAKIT_PLOT_INT_H
+
+#include <stdio.h>
+
+#include "plot.h"
+
+/* Sets the panels' plot areas, stacked, each `share[i]` of the height. */
+void plot_arrange(struct plot_layout *l, const double *share);
+/* Places every tick and point of the layout on the page. */
+void plot_place(struct plot_layout *l);
+/* A new series of panel p with room for cap points; NULL with err. */
+struct plot_series *plot_add_series(struct plot_panel *p, const char *label,
+				    enum plot_style style, int color, size_t cap, char *err);
+
+#endif

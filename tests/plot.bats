@@ -1,0 +1,174 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# rdmakit plot on real runs (bw -a and lat on loopback): the layout read
+# back (--dump-layout: a point per result or histogram bucket, each where
+# its value puts it, the axes' tick labels), the picture in each format
+# (SVG parses as XML, PDF text read back with pdftotext, PNG of the asked
+# size), overlays and labels; bad input exits 2, an unwritable output 3,
+# one line each, and no file left behind.
+#
+# Axes, ranges and the PNG's ink: tests/unit/test_plot.c.
+
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+setup_file() {
+	setup_rdmakit
+	# One bw sweep and one latency run, shared by the tests (seconds).
+	"$RDMAKIT" -j bw --loopback -a -n 50 >"$BATS_FILE_TMPDIR/bw.json"
+	"$RDMAKIT" -j bw --loopback -a -n 50 -m 4096 >"$BATS_FILE_TMPDIR/bw4096.json"
+	"$RDMAKIT" -j lat --loopback -n 2000 -s 64 >"$BATS_FILE_TMPDIR/lat.json"
+	"$RDMAKIT" -j lat --loopback -n 200 -a >"$BATS_FILE_TMPDIR/lat-a.json"
+}
+
+setup() {
+	setup_rdmakit
+	D=$BATS_FILE_TMPDIR
+}
+
+# dump_layout FILE...: the layout of 'plot FILE...' into the file $LAYOUT.
+dump_layout() {
+	LAYOUT=$BATS_TEST_TMPDIR/layout.json
+	"$RDMAKIT" plot --dump-layout "$@" >"$LAYOUT"
+}
+
+@test "plot bw: a point per result at the page position its size and bandwidth give, on log2 and linear axes" {
+	dump_layout "$D/bw.json"
+	run python3 - "$D/bw.json" "$LAYOUT" <<'PY'
+import json, math, sys
+lay = json.load(open(sys.argv[2]))
+res = json.load(open(sys.argv[1]))["results"]
+assert lay["kind"] == "bw" and lay["width"] == 1000 and lay["height"] == 640, lay["kind"]
+assert lay["title"] == "rdmakit bw: WRITE, soft engine, MTU 1024, 1 QP", lay["title"]
+bw, rate = lay["panels"]
+assert bw["x"]["scale"] == "log2" and bw["y"]["label"] == "bandwidth (Gb/s)"
+assert rate["y"]["label"] == "message rate (Mpps)"
+labels = [t["label"] for t in bw["x"]["ticks"]]
+assert labels[0] == "2" and "8K" in labels and "2M" in labels, labels
+(s,) = bw["series"]
+assert len(s["points"]) == len(res) == 23, (len(s["points"]), len(res))
+def frac_log2(a, v): return (math.log2(v) - math.log2(a["min"])) / (math.log2(a["max"]) - math.log2(a["min"]))
+def frac_lin(a, v): return (v - a["min"]) / (a["max"] - a["min"])
+for panel, key in ((bw, "bw_avg_gbps"), (rate, "msg_rate_mpps")):
+    area = panel["area"]
+    for p, r in zip(panel["series"][0]["points"], res):
+        assert p["x"] == r["bytes"] and abs(p["y"] - r[key]) < 1e-9, (p, r)
+        assert abs(p["px"] - (area["x"] + frac_log2(panel["x"], r["bytes"]) * area["w"])) < 1e-6
+        assert abs(p["py"] - (area["y"] + area["h"] - frac_lin(panel["y"], r[key]) * area["h"])) < 1e-6
+    assert panel["y"]["min"] == 0 and panel["y"]["max"] >= max(r[key] for r in res)
+print("ok")
+PY
+	assert_success
+	assert_output ok
+}
+
+@test "plot lat: the percentile curve on a nines axis and the histogram, a point per bucket" {
+	dump_layout "$D/lat.json"
+	run python3 - "$D/lat.json" "$LAYOUT" <<'PY'
+import json, sys
+lay = json.load(open(sys.argv[2]))
+(r,) = json.load(open(sys.argv[1]))["results"]
+pct, hist = lay["panels"]
+assert pct["x"]["scale"] == "nines" and pct["y"]["scale"] == "log10", pct["x"]["scale"]
+labels = [t["label"] for t in pct["x"]["ticks"]]
+assert labels[:4] == ["0%", "90%", "99%", "99.9%"], labels
+h = r["histogram"]
+(curve,), (bars,) = pct["series"], hist["series"]
+assert len(curve["points"]) == len(bars["points"]) == len(h)
+total = sum(b["count"] for b in h)
+cum = 0
+for p, q, b in zip(curve["points"], bars["points"], h):
+    cum += b["count"]
+    assert abs(p["x"] - min(100.0 * cum / total, pct["x"]["max"])) < 1e-9 and p["y"] == b["to_us"], (p, b)
+    assert q["y"] == b["count"] and abs(q["width"] - (b["to_us"] - b["from_us"])) < 1e-9
+assert pct["y"]["min"] <= r["t_min_us"] and pct["y"]["max"] >= r["t_max_us"]
+print("ok")
+PY
+	assert_success
+	assert_output ok
+	# lat -a: one line per message size, labelled by it (the title names the run).
+	dump_layout "$D/lat-a.json"
+	run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["panels"][0]["series"]
+assert len(s) == 23 and s[0]["label"] == "2 B" and s[10]["label"] == "2 KiB", [x["label"] for x in s][:11]
+print("ok")' "$LAYOUT"
+	assert_output ok
+}
+
+@test "plot: SVG parses as XML, PDF text reads back, PNG has the asked size" {
+	require_tool pdftotext "reading the PDF's text back"
+	run --separate-stderr "$RDMAKIT" plot -o "$D/bw.svg" "$D/bw.json"
+	assert_success
+	run python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg"), r.tag; print(r.get("width"), r.get("height"))' "$D/bw.svg"
+	assert_success
+	assert_output "1000pt 640pt"
+	run --separate-stderr "$RDMAKIT" plot -o "$D/lat.pdf" "$D/lat.json"
+	assert_success
+	run pdftotext -layout "$D/lat.pdf" -
+	assert_success
+	assert_output --partial "rdmakit lat: SEND, soft engine, MTU 1024, 1 QP"
+	assert_output --partial "percentile"
+	assert_output --partial "latency (us)"
+	assert_output --partial "99.9%"
+	run --separate-stderr "$RDMAKIT" plot --size 640x400 -o "$D/bw.png" "$D/bw.json"
+	assert_success
+	run python3 -c 'import struct, sys; b = open(sys.argv[1], "rb").read(24); assert b[:8] == b"\x89PNG\r\n\x1a\n"; print(*struct.unpack(">II", b[16:24]))' "$D/bw.png"
+	assert_output "640 400"
+	# The file gets what a new file gets under the umask.
+	run stat -c %a "$D/bw.png"
+	assert_output "$(printf '%o' $((0666 & ~$(umask))))"
+}
+
+@test "plot: two files overlay as two series, named by --label, and - reads standard input" {
+	run --separate-stderr "$RDMAKIT" plot --dump-layout --label "MTU 1024" --label "MTU 4096" \
+		"$D/bw.json" - <"$D/bw4096.json"
+	assert_success
+	run json_eval '
+assert d["legend"] == ["MTU 1024", "MTU 4096"], d["legend"]
+for panel in d["panels"]:
+    assert [len(s["points"]) for s in panel["series"]] == [23, 23]
+    assert [s["color"] for s in panel["series"]] == [0, 1]
+print("ok")'
+	assert_output ok
+	run --separate-stderr "$RDMAKIT" plot --dump-layout "$D/bw.json" "$D/bw4096.json"
+	assert_success
+	run json_eval 'print(d["legend"])'
+	assert_output "['WRITE, soft engine, MTU 1024, 1 QP', 'WRITE, soft engine, MTU 4096, 1 QP']"
+}
+
+@test "plot: bad input exits 2 and an unwritable output 3, one line each, no file left behind" {
+	printf '' >"$D/empty.json"
+	echo '{"a": 1}' >"$D/other.json"
+	echo 'not json' >"$D/text.json"
+	run --separate-stderr "$RDMAKIT" plot -o "$D/x.svg" "$D/empty.json"
+	assert_one_line_error 2 'empty or cut short'
+	run --separate-stderr "$RDMAKIT" plot -o "$D/x.svg" "$D/other.json"
+	assert_one_line_error 2 'not a JSON document rdmakit wrote'
+	run --separate-stderr "$RDMAKIT" plot -o "$D/x.svg" "$D/text.json"
+	assert_one_line_error 2 'not JSON (line 1'
+	run --separate-stderr "$RDMAKIT" plot --kind bw -o "$D/x.svg" "$D/lat.json"
+	assert_one_line_error 2 'a lat run cannot be drawn as --kind bw'
+	run --separate-stderr "$RDMAKIT" plot -o "$D/x.txt" "$D/bw.json"
+	assert_one_line_error 2 'name the file .svg, .png or .pdf'
+	run --separate-stderr "$RDMAKIT" plot "$D/bw.json"
+	assert_one_line_error 2 'no -o FILE'
+	run --separate-stderr "$RDMAKIT" plot --size 10x10 -o "$D/x.svg" "$D/bw.json"
+	assert_one_line_error 2 '--size'
+	run --separate-stderr "$RDMAKIT" plot -o "$D/x.svg" "$D/missing.json"
+	assert_one_line_error 3 'missing.json: No such file or directory'
+	[[ ! -e $D/x.svg && ! -e $D/x.txt ]] || fail "a picture was written for bad input"
+	mkdir -p "$D/ro"
+	chmod 0555 "$D/ro"
+	if [[ $(id -u) -eq 0 ]]; then
+		# root writes anywhere: a directory that does not exist instead.
+		run --separate-stderr "$RDMAKIT" plot -o "$D/ro/no/such/x.svg" "$D/bw.json"
+	else
+		run --separate-stderr "$RDMAKIT" plot -o "$D/ro/x.svg" "$D/bw.json"
+	fi
+	assert_one_line_error 3 'choose a writable place with -o'
+	run find "$D/ro" -type f
+	assert_output ""
+}
