@@ -18,7 +18,7 @@ load capture_helper
 @test "pcapgen writes every fixture, and a manifest of its RDMA packets" {
 	for f in opcodes-ipv4 opcodes-ipv6-vlan rocev1 ib ib-erf sll sll2 raw-ip snaplen \
 		cut-in-reth icrc-bad truncated-header unknown-opcode retransmit rnr-nak \
-		access-error dup-ack congestion gso gso-ipv6 udp-port-9999 mixed big-values \
+		access-error dup-ack congestion gso gso-ipv6 gso-acks udp-port-9999 mixed big-values \
 		bulk truncated-file not-a-capture; do
 		[[ -s $FX/$f.pcap ]] || fail "$FX/$f.pcap was not written"
 	done
@@ -296,4 +296,21 @@ print(summary["packets"], summary["icrc_bad"], f["retransmits"], f["psn_gaps"], 
 	cap -r "$FX/gso-ipv6.pcap"
 	refute_output --partial "ICRC BAD"
 	assert_line --index 2 --partial "vlan 100 ECT0 RC RDMA Write Last qp 0x000012 psn 1538 A payload 500 [GSO 3/3] ICRC ok"
+}
+
+@test "a GSO aggregate of ACKs and a NAK, whose PSNs do not count up by one, is split too" {
+	# What a soft-engine responder sends on lo under loss: these were one
+	# 'ACK ... ICRC BAD' with 40 bytes of payload before.
+	cap -r "$FX/gso-acks.pcap"
+	assert_success
+	refute_output --partial "ICRC BAD"
+	run field_lines
+	p='198.18.0.2:49154 > 198.18.0.3:4791 RC Acknowledge qp 0x000012'
+	assert_line --index 0 "$p psn 1792 aeth ACK credits invalid msn 7 [GSO 1/3] ICRC ok"
+	assert_line --index 1 "$p psn 1795 aeth NAK PSN sequence error msn 8 [GSO 2/3] ICRC ok"
+	assert_line --index 2 "$p psn 1798 aeth ACK credits invalid msn 9 [GSO 3/3] ICRC ok"
+	assert_equal "${#lines[@]}" 3
+	cap -r "$FX/gso-acks.pcap" --json
+	run ndjson 'f = summary["flows"][0]; print(summary["icrc_bad"], f["packets"], f["naks"]["psn_seq_err"])'
+	assert_output "0 3 1"
 }

@@ -174,7 +174,7 @@ print(flow("198.18.0.3", "198.18.0.2", 0x11)["ack_delay_us"]["count"])'
 	# and the files that are not whole captures.
 	for f in opcodes-ipv4 opcodes-ipv6-vlan rocev1 ib-erf sll sll2 raw-ip snaplen \
 		cut-in-reth icrc-bad truncated-header unknown-opcode retransmit rnr-nak \
-		access-error dup-ack congestion gso gso-ipv6 mixed big-values; do
+		access-error dup-ack congestion gso gso-ipv6 gso-acks mixed big-values; do
 		files+=("$FX/$f.pcap")
 	done
 	run python3 "$SCRIPTS/capture_truth.py" "$RDMAKIT" "$BATS_TEST_TMPDIR" "${files[@]}" \

@@ -39,12 +39,24 @@ static bool segment_ok(const uint8_t *frame, const struct wire_pkt *p, size_t k,
 	return false;
 }
 
-/* Could a BTH at h continue the stream of the first packet? */
+/* Acknowledgements and CNPs: a responder batches them, and their PSNs do
+ * not count up by one (ACKs coalesce, a NAK names the PSN it expected, a
+ * CNP carries none). */
+static bool is_ack_like(uint8_t op)
+{
+	return op == 0x11 || op == 0x12 || op == 0x81;
+}
+
+/* Could a BTH at h continue the stream of the first packet?  Requests and
+ * READ responses: the next PSN; acknowledgements: another of their kind. */
 static bool plausible_next(const uint8_t *h, const struct wire_bth *first)
 {
-	return wire_opcode_info(h[0]) && wire_get24(h + 5) == first->dqpn &&
-	       wire_get24(h + 9) == wire_psn_add(first->psn, 1) &&
-	       wire_get16(h + 2) == first->pkey;
+	if (!wire_opcode_info(h[0]) || wire_get24(h + 5) != first->dqpn ||
+	    wire_get16(h + 2) != first->pkey)
+		return false;
+	if (is_ack_like(first->opcode))
+		return is_ack_like(h[0]);
+	return wire_get24(h + 9) == wire_psn_add(first->psn, 1);
 }
 
 bool gso_split(const uint8_t *frame, const struct wire_pkt *p, struct gso_split *s)

@@ -497,12 +497,15 @@ static void gen_congestion(struct gen *g)
 /*
  * A UDP GSO aggregate: one datagram whose payload is nseg complete
  * BTH..ICRC packets of a WRITE (First, Middle..., Last), all but the last
- * exactly seg bytes.  Each packet's ICRC covers the IP/UDP headers it
+ * exactly seg bytes; or, with `acks`, of what a responder batches: ACKs
+ * and a NAK(PSN sequence error) of one size, whose PSNs do not count up
+ * by one (ACKs coalesce; the NAK names the PSN it expected).  Each packet's ICRC covers the IP/UDP headers it
  * carries after segmentation: its own IP total (or payload) length and UDP
  * length, and (IPv4) ID first_id + k.  Checked against wire_build of each
  * segment as a standalone packet.
  */
-static void gen_gso(struct gen *g, const char *name, bool ipv6, unsigned nseg, uint16_t first_id)
+static void gen_gso(struct gen *g, const char *name, bool ipv6, unsigned nseg, uint16_t first_id,
+		    bool acks)
 {
 	uint8_t agg[MAXFRAME], one[4096], payload[2048];
 	struct wire_pkt p;
@@ -519,20 +522,28 @@ static void gen_gso(struct gen *g, const char *name, bool ipv6, unsigned nseg, u
 		size_t n;
 
 		if (ipv6)
-			v6vlan(s, HOST_A, HOST_B, WIRE_ECT0);
+			v6vlan(s, HOST_A, HOST_B, acks ? WIRE_NOT_ECT : WIRE_ECT0);
 		else
-			v4(s, HOST_A, HOST_B, WIRE_ECT0);
+			v4(s, HOST_A, HOST_B, acks ? WIRE_NOT_ECT : WIRE_ECT0);
 		s->ip4.id = (uint16_t)(first_id + k);
-		s->bth.opcode = k == 0 ? OP_RC_WRITE_FIRST :
-				k == nseg - 1 ? OP_RC_WRITE_LAST : OP_RC_WRITE_MIDDLE;
 		s->bth.dqpn = QP_B;
-		s->bth.psn = 0x600 + k;
-		s->bth.ackreq = k == nseg - 1;
-		/* The RETH takes 16 bytes of the first packet's share. */
-		plen[k] = k == 0 ? middle - WIRE_RETH_LEN : k == nseg - 1 ? last : middle;
-		s->reth = (struct wire_reth){ 0x7f0000200000ULL, 0x4321,
-					      (uint32_t)(middle - WIRE_RETH_LEN +
-							 (nseg - 2) * middle + last) };
+		if (acks) {
+			s->bth.opcode = OP_RC_ACK;
+			s->bth.psn = 0x700 + 3 * k;
+			/* The second is a NAK(PSN sequence error), the others ACKs. */
+			s->aeth = (struct wire_aeth){ k == 1 ? 0x60 : 0x1F, 7 + k };
+			plen[k] = 0;
+		} else {
+			s->bth.opcode = k == 0 ? OP_RC_WRITE_FIRST :
+					k == nseg - 1 ? OP_RC_WRITE_LAST : OP_RC_WRITE_MIDDLE;
+			s->bth.psn = 0x600 + k;
+			s->bth.ackreq = k == nseg - 1;
+			/* The RETH takes 16 bytes of the first packet's share. */
+			plen[k] = k == 0 ? middle - WIRE_RETH_LEN : k == nseg - 1 ? last : middle;
+			s->reth = (struct wire_reth){ 0x7f0000200000ULL, 0x4321,
+						      (uint32_t)(middle - WIRE_RETH_LEN +
+								 (nseg - 2) * middle + last) };
+		}
 		pattern(payload, plen[k], k);
 		n = wire_build(one, sizeof(one), s, payload, plen[k]);
 		if (!n)
@@ -780,8 +791,9 @@ int main(int argc, char **argv)
 	gen_access_error(&g);
 	gen_dup_ack(&g);
 	gen_congestion(&g);
-	gen_gso(&g, "gso.pcap", false, 4, 0x1000);
-	gen_gso(&g, "gso-ipv6.pcap", true, 3, 0);
+	gen_gso(&g, "gso.pcap", false, 4, 0x1000, false);
+	gen_gso(&g, "gso-ipv6.pcap", true, 3, 0, false);
+	gen_gso(&g, "gso-acks.pcap", false, 3, 0, true);
 	gen_udp_port(&g);
 	gen_mixed(&g);
 	gen_big_values(&g);
