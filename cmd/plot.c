@@ -5,9 +5,11 @@
  * in lib/plot; here: the options, reading the documents, and errors.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "cmd.h"
 #include "plot.h"
@@ -17,11 +19,13 @@ enum {
 	OPT_SIZE,
 	OPT_LABEL,
 	OPT_DUMP,
+	OPT_QP,
 };
 
 static const struct opt_spec plot_opts[] = {
 	{ "output", 'o', "FILE", "write the picture to FILE: .svg, .png or .pdf" },
-	{ "kind", OPT_KIND, "KIND", "bw or lat (default: from the document)" },
+	{ "kind", OPT_KIND, "KIND", "bw, lat or seq (default: from the document)" },
+	{ "qp", OPT_QP, "QPN", "seq: the QP whose requests to draw (default: the busiest)" },
 	{ "size", OPT_SIZE, "WxH", "page size, pixels for PNG, points otherwise (default 1000x640)" },
 	{ "label", OPT_LABEL, "TEXT", "the next FILE's series label (repeat, in file order)" },
 	{ "dump-layout", OPT_DUMP, NULL, "print the layout (axes, ticks, points) as JSON" },
@@ -30,12 +34,14 @@ static const struct opt_spec plot_opts[] = {
 
 static const struct cmd_usage plot_usage = {
 	.cmd = "plot",
-	.synopsis = "-o FILE [--kind KIND] [--size WxH] [--label TEXT]... FILE...\n"
+	.synopsis = "-o FILE [--kind KIND] [--qp QPN] [--size WxH] [--label TEXT]... FILE...\n"
 		    "       rdmakit plot --dump-layout [-o FILE] FILE...",
-	.description = "Draw what 'rdmakit -j bw' or 'rdmakit -j lat' wrote: a bandwidth and message\n"
-		       "rate sweep against message size, or a latency distribution on a percentile\n"
-		       "axis with its histogram.  Several FILEs overlay as series; '-' reads\n"
-		       "standard input.  The format follows -o's extension.",
+	.description = "Draw what 'rdmakit -j bw', '-j lat' or '-j capture' wrote: a bandwidth and\n"
+		       "message rate sweep against message size, a latency distribution on a\n"
+		       "percentile axis with its histogram, or a QP's sequence graph (PSN against\n"
+		       "time, with retransmissions, NAKs, CNPs and CE marks).  Several bw or lat\n"
+		       "FILEs overlay as series; '-' reads standard input.  The format follows\n"
+		       "-o's extension.",
 	.opts = plot_opts,
 };
 
@@ -48,6 +54,7 @@ struct plot_cli {
 	const char *labels[MAX_FILES];
 	size_t nlabels;
 	bool dump, pretty;
+	struct plot_options po;
 };
 
 static int parse_size(const char *s, double *w, double *h)
@@ -79,9 +86,18 @@ static int plot_opt(void *ctx, int key, const char *arg)
 		break;
 	case OPT_KIND:
 		if (plot_kind_parse(arg) == PLOT_KIND_NONE)
-			return usage_error("plot", "--kind '%s': give bw or lat", arg);
+			return usage_error("plot", "--kind '%s': give bw, lat or seq", arg);
 		o->kind = arg;
 		break;
+	case OPT_QP: {
+		uint64_t v;
+		int rc = parse_u64("plot", "--qp", arg, 0, 0xffffff, false, &v);
+
+		if (rc)
+			return rc;
+		o->po.qp = (long)v;
+		break;
+	}
 	case OPT_SIZE:
 		return parse_size(arg, &o->width, &o->height);
 	case OPT_LABEL:
@@ -98,30 +114,72 @@ static int plot_opt(void *ctx, int key, const char *arg)
 	return 0;
 }
 
+/* Input read at most: a capture's JSON lines of PLOT_MAX_PACKETS packets
+ * fit several times over. */
+#define MAX_INPUT (1024UL * 1024 * 1024)
+
+/* The whole of a file or stdin, malloc'd: its length, or -1 with errno
+ * (EFBIG past MAX_INPUT). */
+static ssize_t slurp(FILE *f, char **out)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap), *grown;
+	size_t n;
+
+	if (!buf)
+		return -1;
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len < cap)
+			continue;
+		if (cap >= MAX_INPUT) {
+			free(buf);
+			errno = EFBIG;
+			return -1;
+		}
+		grown = realloc(buf, cap * 2);
+		if (!grown) {
+			free(buf);
+			return -1;
+		}
+		buf = grown;
+		cap *= 2;
+	}
+	if (ferror(f)) {
+		free(buf);
+		errno = EIO;
+		return -1;
+	}
+	*out = buf;
+	return (ssize_t)len;
+}
+
 /* A document from a file or stdin: NULL after printing why, with *rc the
- * exit code (2 for what is not a JSON document, 3 for a file that cannot
- * be read). */
+ * exit code (2 for what is not a JSON document rdmakit wrote, 3 for a file
+ * that cannot be read). */
 static json_t *load(const char *path, int *rc)
 {
-	json_error_t je;
-	json_t *doc;
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	char err[PLOT_ERR_LEN], *buf = NULL;
+	json_t *doc;
+	ssize_t n;
 
 	if (!f) {
 		*rc = runtime_error("plot", "%s: %s", path, strerror(errno));
 		return NULL;
 	}
-	doc = json_loadf(f, 0, &je);
+	n = slurp(f, &buf);
+	if (n < 0)
+		*rc = runtime_error("plot", "%s: %s", path, errno == EFBIG ? "larger than 1 GiB: "
+				    "plot a part of it" : strerror(errno));
 	if (f != stdin)
 		fclose(f);
-	if (!doc) {
-		if (je.position == 0 || strstr(je.text, "end of file"))
-			*rc = usage_error("plot", "%s: empty or cut short, not a JSON document "
-					  "(plot what 'rdmakit -j bw|lat' wrote)", path);
-		else
-			*rc = usage_error("plot", "%s: not JSON (line %d: %s)", path, je.line,
-					  je.text);
-	}
+	if (n < 0)
+		return NULL;
+	doc = plot_read_documents(buf, (size_t)n, path, err);
+	free(buf);
+	if (!doc)
+		*rc = usage_error("plot", "%s", err);
 	return doc;
 }
 
@@ -145,7 +203,8 @@ static int run(struct plot_cli *o, char **files, size_t n)
 		in[i].label = i < o->nlabels ? o->labels[i] : NULL;
 	}
 	kind = o->kind ? plot_kind_parse(o->kind) : plot_kind_of(in[0].doc, in[0].name, err);
-	if (kind == PLOT_KIND_NONE || plot_build(&l, kind, in, n, o->width, o->height, err) < 0) {
+	if (kind == PLOT_KIND_NONE ||
+	    plot_build(&l, kind, in, n, o->width, o->height, &o->po, err) < 0) {
 		rc = usage_error("plot", "%s", err);
 		goto out;
 	}
@@ -170,7 +229,7 @@ out:
 int cmd_plot(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
-	struct plot_cli o = { .width = 1000, .height = 640 };
+	struct plot_cli o = { .width = 1000, .height = 640, .po = { .qp = -1 } };
 	int first, rc;
 
 	rc = opts_parse(&plot_usage, argc, argv, &g, plot_opt, &o, &first);

@@ -16,7 +16,7 @@ static const struct cmd_info commands[] = {
 	{ "incast", cmd_incast, "many-to-one and all-to-all fabric stress with PFC/ECN deltas" },
 	{ "capture", cmd_capture, "capture and decode RoCEv2/InfiniBand traffic, per-QP diagnosis" },
 	{ "top", cmd_top, "live monitor of RDMA port, PFC, ECN/CNP and retransmit counters" },
-	{ "plot", cmd_plot, "draw bw sweeps and latency distributions from rdmakit JSON" },
+	{ "plot", cmd_plot, "draw bw sweeps, latency distributions and QP sequence graphs" },
 	{ "devices", cmd_devices, "list RDMA devices, ports and GIDs, and soft-engine addresses" },
 	{ "help", cmd_help, "show help for rdmakit or one command" },
 	{ "version", cmd_version, "show the version and build features" },

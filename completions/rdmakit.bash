@@ -44,7 +44,7 @@ _rdmakit_command_opts()
 		echo '--ib-dev --verbs --soft --json --pretty --help'
 		;;
 	plot)
-		echo '--output --kind --size --label --dump-layout --json --pretty --help'
+		echo '--output --kind --qp --size --label --dump-layout --json --pretty --help'
 		;;
 	top)
 		echo '--batch --iterations --delay --interface --totals --verbose' \
@@ -113,9 +113,9 @@ _rdmakit_option_value()
 		echo file
 		;;
 	plot:--kind)
-		echo 'words bw lat'
+		echo 'words bw lat seq'
 		;;
-	plot:--size|plot:--label)
+	plot:--size|plot:--label|plot:--qp)
 		echo value
 		;;
 	capture:-C|capture:--file-size|capture:-W|capture:--file-count|\

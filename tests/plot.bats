@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# rdmakit plot on real runs (bw -a and lat on loopback): the layout read
+# rdmakit plot on real runs (bw -a and lat on loopback) and captures (seq:
+# pcapgen's laid-out flows, and a loopback run under 3% loss): the layout read
 # back (--dump-layout: a point per result or histogram bucket, each where
 # its value puts it, the axes' tick labels), the picture in each format
 # (SVG parses as XML, PDF text read back with pdftotext, PNG of the asked
@@ -20,6 +21,8 @@ setup_file() {
 	"$RDMAKIT" -j bw --loopback -a -n 50 -m 4096 >"$BATS_FILE_TMPDIR/bw4096.json"
 	"$RDMAKIT" -j lat --loopback -n 2000 -s 64 >"$BATS_FILE_TMPDIR/lat.json"
 	"$RDMAKIT" -j lat --loopback -n 200 -a >"$BATS_FILE_TMPDIR/lat-a.json"
+	# Captures laid out packet by packet (tests/tools/pcapgen).
+	pcapgen_fixtures "$BATS_FILE_TMPDIR/fx" >/dev/null
 }
 
 setup() {
@@ -144,11 +147,11 @@ print("ok")'
 	echo '{"a": 1}' >"$D/other.json"
 	echo 'not json' >"$D/text.json"
 	run --separate-stderr "$RDMAKIT" plot -o "$D/x.svg" "$D/empty.json"
-	assert_one_line_error 2 'empty or cut short'
+	assert_one_line_error 2 'empty, not a JSON document'
 	run --separate-stderr "$RDMAKIT" plot -o "$D/x.svg" "$D/other.json"
 	assert_one_line_error 2 'not a JSON document rdmakit wrote'
 	run --separate-stderr "$RDMAKIT" plot -o "$D/x.svg" "$D/text.json"
-	assert_one_line_error 2 'not JSON (line 1'
+	assert_one_line_error 2 'not JSON ('
 	run --separate-stderr "$RDMAKIT" plot --kind bw -o "$D/x.svg" "$D/lat.json"
 	assert_one_line_error 2 'a lat run cannot be drawn as --kind bw'
 	run --separate-stderr "$RDMAKIT" plot -o "$D/x.txt" "$D/bw.json"
@@ -171,4 +174,94 @@ print("ok")'
 	assert_one_line_error 3 'choose a writable place with -o'
 	run find "$D/ro" -type f
 	assert_output ""
+}
+
+# seq_marks PCAP: the seq layout of the capture's JSON lines, as
+# "label:count" per series, then each series' points "x,y" (x in us).
+seq_marks() {
+	"$RDMAKIT" -j capture -r "$1" >"$BATS_TEST_TMPDIR/cap.json"
+	dump_layout "$BATS_TEST_TMPDIR/cap.json"
+	python3 - "$LAYOUT" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(p,) = d["panels"]
+print(d["title"])
+print(" ".join(f'{s["label"]}:{len(s["points"])}' for s in p["series"]))
+for s in p["series"]:
+    print(s["label"], s["marker"], " ".join(f'{round(q["x"] * 1e6, 1):g},{q["y"]:g}' for q in s["points"]))
+PY
+}
+
+@test "plot seq: requests, the NAK and the retransmissions it caused, at their times and PSNs" {
+	run seq_marks "$D/fx/retransmit.pcap"
+	assert_success
+	assert_line --index 0 "rdmakit seq: QP 18, 198.18.0.2 -> 198.18.0.3"
+	# 101 was lost: its first copy is no retransmission (capture counts 2).
+	assert_line --index 1 --partial "requests:"
+	assert_line --index 1 --partial "NAK PSN sequence error:1"
+	assert_line --index 1 --partial "retransmissions:2"
+	assert_line --regexp '^NAK PSN sequence error cross 4.5,1$'
+	assert_line --regexp '^retransmissions cross 7.5,2 9,3$'
+	assert_line --regexp '^ACKs plus 10.5,3'
+}
+
+@test "plot seq: an RNR NAK, CNPs and CE marks are marks of their own" {
+	run seq_marks "$D/fx/rnr-nak.pcap"
+	assert_success
+	assert_line --regexp '^RNR NAKs square 1.5,0$'
+	assert_line --regexp '^retransmissions cross 3,0$'
+	run seq_marks "$D/fx/congestion.pcap"
+	assert_success
+	assert_line --regexp '^CE-marked requests diamond 3,2 9,5 15,8$'
+	assert_line --regexp '^CNPs triangle 6,3 12,6$'
+	refute_line --partial "retransmissions"
+}
+
+@test "plot seq: a real run under 3% loss (nftables, a namespace): the marks are capture's retransmissions and NAKs" {
+	require_root "a network namespace and nftables"
+	require_tool nft "dropping packets in the kernel datapath"
+	local ns=rkplot$$ cpid
+	ip netns add "$ns"
+	ip netns exec "$ns" ip link set lo up
+	ip netns exec "$ns" nft -f - <<'NFT'
+table ip rkplot {
+	chain pre {
+		type filter hook prerouting priority 0; policy accept;
+		udp dport 4791 numgen random mod 100 < 3 drop
+	}
+}
+NFT
+	ip netns exec "$ns" "$RDMAKIT" capture -i lo -w "$BATS_TEST_TMPDIR/loss.pcap" >/dev/null 2>&1 &
+	cpid=$!
+	sleep 0.5
+	ip netns exec "$ns" "$RDMAKIT" bw --loopback -s 16k -n 300 >/dev/null 2>&1
+	local brc=$?
+	sleep 0.3
+	kill -INT "$cpid"
+	wait "$cpid"
+	ip netns del "$ns"
+	[[ $brc -eq 0 ]] || fail "bw under 3% loss exited $brc"
+	"$RDMAKIT" -j capture -r "$BATS_TEST_TMPDIR/loss.pcap" >"$BATS_TEST_TMPDIR/cap.json"
+	dump_layout "$BATS_TEST_TMPDIR/cap.json"
+	run python3 - "$BATS_TEST_TMPDIR/cap.json" "$LAYOUT" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+summary = lines[-1]["summary"]
+pkts = lines[:-1]
+(p,) = json.load(open(sys.argv[2]))["panels"]
+s = {x["label"]: x["points"] for x in p["series"]}
+data = max(summary["flows"], key=lambda f: f["packets"])
+back = [f for f in summary["flows"] if f is not data]
+assert len(s["retransmissions"]) == data["retransmits"] > 0, (len(s["retransmissions"]), data["retransmits"])
+naks = sum(f["naks"]["psn_seq_err"] for f in back)
+assert len(s.get("NAK PSN sequence error", [])) == naks > 0, (s.keys(), naks)
+# Each NAK mark sits at the time of a NAK packet capture decoded.
+t0 = min(q["time_ns"] for q in pkts if q["dest_qp"] == data["dest_qp"])
+nak_times = sorted(round((q["time_ns"] - t0) / 1e9, 9) for q in pkts
+                   if q.get("aeth", {}).get("kind") == "nak" and q["icrc"] == "ok")
+assert sorted(round(m["x"], 9) for m in s["NAK PSN sequence error"]) == nak_times, "NAK times"
+print("ok", data["retransmits"], "retransmissions,", naks, "NAKs")
+PY
+	assert_success
+	assert_line --partial ok
 }

@@ -85,6 +85,37 @@ static void axes(cairo_t *cr, const struct plot_layout *l, const struct plot_pan
 	cairo_restore(cr);
 }
 
+/* One mark of a PLOT_MARKS series, r the half size. */
+static void marker(cairo_t *cr, enum plot_marker m, double x, double y, double r)
+{
+	switch (m) {
+	case PLOT_DOT:
+		cairo_arc(cr, x, y, r * 0.6, 0, 2 * M_PI);
+		cairo_fill(cr);
+		return;
+	case PLOT_CROSS:
+		cairo_move_to(cr, x - r, y - r), cairo_line_to(cr, x + r, y + r);
+		cairo_move_to(cr, x - r, y + r), cairo_line_to(cr, x + r, y - r);
+		break;
+	case PLOT_PLUS:
+		cairo_move_to(cr, x - r, y), cairo_line_to(cr, x + r, y);
+		cairo_move_to(cr, x, y - r), cairo_line_to(cr, x, y + r);
+		break;
+	case PLOT_TRIANGLE:
+		cairo_move_to(cr, x, y - r), cairo_line_to(cr, x + r, y + r);
+		cairo_line_to(cr, x - r, y + r), cairo_close_path(cr);
+		break;
+	case PLOT_SQUARE:
+		cairo_rectangle(cr, x - r, y - r, 2 * r, 2 * r);
+		break;
+	case PLOT_DIAMOND:
+		cairo_move_to(cr, x, y - r), cairo_line_to(cr, x + r, y);
+		cairo_line_to(cr, x, y + r), cairo_line_to(cr, x - r, y), cairo_close_path(cr);
+		break;
+	}
+	cairo_stroke(cr);
+}
+
 static void series(cairo_t *cr, const struct plot_panel *p, const struct plot_series *s,
 		   double scale)
 {
@@ -104,6 +135,14 @@ static void series(cairo_t *cr, const struct plot_panel *p, const struct plot_se
 			cairo_rectangle(cr, x0, pt->py, fmax(x1 - x0, 0.8 * scale), base - pt->py);
 		}
 		cairo_fill(cr);
+		cairo_restore(cr);
+		return;
+	}
+	if (s->style == PLOT_MARKS) {
+		color(cr, s->color, 1);
+		cairo_set_line_width(cr, 1.2 * scale);
+		for (size_t k = 0; k < s->n; k++)
+			marker(cr, s->marker, s->p[k].px, s->p[k].py, 3.5 * scale);
 		cairo_restore(cr);
 		return;
 	}
@@ -159,12 +198,17 @@ static void legend(cairo_t *cr, const struct plot_layout *l)
 		double y = p->area.y + fs + step * (double)(s % rows);
 
 		color(cr, p->series[s].color, 1);
-		cairo_set_line_width(cr, fs * 0.35);
-		dash(cr, p->series[s].color, fs / 13);
-		cairo_move_to(cr, x, y + fs * 0.5);
-		cairo_line_to(cr, x + fs * 1.5, y + fs * 0.5);
-		cairo_stroke(cr);
-		dash(cr, 0, 1);
+		if (p->series[s].style == PLOT_MARKS) {
+			cairo_set_line_width(cr, fs * 0.1);
+			marker(cr, p->series[s].marker, x + fs * 0.75, y + fs * 0.5, fs * 0.35);
+		} else {
+			cairo_set_line_width(cr, fs * 0.35);
+			dash(cr, p->series[s].color, fs / 13);
+			cairo_move_to(cr, x, y + fs * 0.5);
+			cairo_line_to(cr, x + fs * 1.5, y + fs * 0.5);
+			cairo_stroke(cr);
+			dash(cr, 0, 1);
+		}
 		cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
 		text(cr, p->series[s].label, x + fs * 2, y + fs * 0.5, 0, 0.5);
 	}

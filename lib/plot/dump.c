@@ -18,7 +18,16 @@ static const char *scale_name(enum plot_scale s)
 
 static const char *style_name(enum plot_style s)
 {
-	return s == PLOT_BARS ? "bars" : s == PLOT_STEPS ? "steps" : "lines";
+	return s == PLOT_BARS ? "bars" : s == PLOT_STEPS ? "steps" : s == PLOT_MARKS ? "marks"
+											: "lines";
+}
+
+static const char *marker_name(enum plot_marker m)
+{
+	static const char *const names[] = { "dot", "cross", "triangle", "square", "diamond",
+					     "plus" };
+
+	return names[m];
 }
 
 static json_t *axis_json(const struct plot_axis *a)
@@ -46,8 +55,12 @@ static json_t *series_json(const struct plot_series *s)
 			json_object_set_new(o, "width", json_real(p->xw));
 		json_array_append_new(pts, o);
 	}
-	return json_pack("{s:s, s:s, s:i, s:o}", "label", s->label, "style", style_name(s->style),
-			 "color", s->color, "points", pts);
+	json_t *o = json_pack("{s:s, s:s, s:i, s:o}", "label", s->label, "style",
+			      style_name(s->style), "color", s->color, "points", pts);
+
+	if (s->style == PLOT_MARKS)
+		json_object_set_new(o, "marker", json_string(marker_name(s->marker)));
+	return o;
 }
 
 json_t *plot_layout_json(const struct plot_layout *l)

@@ -17,15 +17,22 @@
 
 #include "plot_int.h"
 
+static const char *const kind_names[] = {
+	[PLOT_KIND_NONE] = "none", [PLOT_KIND_BW] = "bw", [PLOT_KIND_LAT] = "lat",
+	[PLOT_KIND_SEQ] = "seq",
+};
+
 enum plot_kind plot_kind_parse(const char *s)
 {
-	return !strcmp(s, "bw") ? PLOT_KIND_BW : !strcmp(s, "lat") ? PLOT_KIND_LAT
-									: PLOT_KIND_NONE;
+	for (size_t k = PLOT_KIND_BW; k < sizeof(kind_names) / sizeof(kind_names[0]); k++)
+		if (!strcmp(s, kind_names[k]))
+			return (enum plot_kind)k;
+	return PLOT_KIND_NONE;
 }
 
 const char *plot_kind_name(enum plot_kind k)
 {
-	return k == PLOT_KIND_BW ? "bw" : k == PLOT_KIND_LAT ? "lat" : "none";
+	return kind_names[k];
 }
 
 enum plot_kind plot_kind_of(const json_t *doc, const char *name, char *err)
@@ -33,17 +40,20 @@ enum plot_kind plot_kind_of(const json_t *doc, const char *name, char *err)
 	const char *cmd = json_string_value(json_object_get(doc, "command"));
 	enum plot_kind k;
 
+	if (json_is_array(json_object_get(doc, "capture_packets")))
+		return PLOT_KIND_SEQ;
 	if (!json_is_object(doc) || !json_is_string(json_object_get(doc, "rdmakit")) || !cmd ||
 	    !json_is_object(json_object_get(doc, "params")) ||
 	    !json_is_array(json_object_get(doc, "results"))) {
 		snprintf(err, PLOT_ERR_LEN,
-			 "%s: not a JSON document rdmakit wrote (run 'rdmakit -j bw|lat ...' "
-			 "and plot its output)", name);
+			 "%s: not a JSON document rdmakit wrote (run 'rdmakit -j bw|lat|capture "
+			 "...' and plot its output)", name);
 		return PLOT_KIND_NONE;
 	}
-	k = plot_kind_parse(cmd);
+	k = !strcmp(cmd, "bw") ? PLOT_KIND_BW : !strcmp(cmd, "lat") ? PLOT_KIND_LAT : PLOT_KIND_NONE;
 	if (k == PLOT_KIND_NONE)
-		snprintf(err, PLOT_ERR_LEN, "%s: plot draws bw and lat runs, not '%s'", name, cmd);
+		snprintf(err, PLOT_ERR_LEN, "%s: plot draws bw and lat runs and captures, not '%s'",
+			 name, cmd);
 	return k;
 }
 
@@ -283,7 +293,8 @@ static int build_lat(struct plot_layout *l, const struct plot_input *in, size_t 
 }
 
 int plot_build(struct plot_layout *l, enum plot_kind kind, const struct plot_input *in,
-	       size_t nin, double width, double height, char *err)
+	       size_t nin, double width, double height, const struct plot_options *opt,
+	       char *err)
 {
 	char what[96];
 	int rc;
@@ -304,6 +315,18 @@ int plot_build(struct plot_layout *l, enum plot_kind kind, const struct plot_inp
 					 in[f].name, plot_kind_name(k), plot_kind_name(kind));
 			return -1;
 		}
+	}
+	if (kind == PLOT_KIND_SEQ) {
+		if (nin > 1) {
+			snprintf(err, PLOT_ERR_LEN, "--kind seq draws one capture, not %zu", nin);
+			return -1;
+		}
+		rc = plot_build_seq(l, in, opt ? opt->qp : -1, err);
+		if (rc == 0)
+			plot_place(l);
+		else
+			plot_layout_free(l);
+		return rc;
 	}
 	rc = kind == PLOT_KIND_BW ? build_bw(l, in, nin, err) : build_lat(l, in, nin, err);
 	if (rc < 0) {

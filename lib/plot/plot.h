@@ -42,7 +42,10 @@ struct plot_axis {
 	size_t nticks;
 };
 
-enum plot_style { PLOT_LINES, PLOT_STEPS, PLOT_BARS };
+enum plot_style { PLOT_LINES, PLOT_STEPS, PLOT_BARS, PLOT_MARKS };
+
+/* The shape drawn at each point of a PLOT_MARKS series. */
+enum plot_marker { PLOT_DOT, PLOT_CROSS, PLOT_TRIANGLE, PLOT_SQUARE, PLOT_DIAMOND, PLOT_PLUS };
 
 struct plot_point {
 	double x, y;		/* data */
@@ -56,6 +59,7 @@ struct plot_series {
 	struct plot_point *p;	/* owned */
 	size_t n;
 	int color;		/* index into the palette */
+	enum plot_marker marker;	/* PLOT_MARKS */
 };
 
 /* A rectangle on the page: the plot area of a panel. */
@@ -70,7 +74,7 @@ struct plot_panel {
 	size_t nseries;
 };
 
-enum plot_kind { PLOT_KIND_NONE, PLOT_KIND_BW, PLOT_KIND_LAT };
+enum plot_kind { PLOT_KIND_NONE, PLOT_KIND_BW, PLOT_KIND_LAT, PLOT_KIND_SEQ };
 
 struct plot_layout {
 	enum plot_kind kind;
@@ -83,11 +87,30 @@ struct plot_layout {
 
 /* ---- building a layout ----------------------------------------------------- */
 
-/* One input document (rdmakit's JSON) and what to call its series. */
+/* One input document (rdmakit's JSON) and what to call its series.  A
+ * capture's JSON lines come as one object: {"capture_packets": [...],
+ * "capture_summary": {...}} (plot_read_documents makes it). */
 struct plot_input {
 	json_t *doc;		/* borrowed */
 	const char *name;	/* the file it came from, for errors */
 	const char *label;	/* --label, or NULL: from the run's parameters */
+};
+
+/* Packets of a capture read at most (capture -c or a filter for more). */
+#define PLOT_MAX_PACKETS 1000000
+
+/*
+ * The document in buf: one JSON document, or a capture's JSON lines (one
+ * object per packet, then its summary) gathered as above.  A new
+ * reference, or NULL with err (not JSON, several documents that are not a
+ * capture's, too many packets).
+ */
+json_t *plot_read_documents(const char *buf, size_t len, const char *name, char *err);
+
+/* For --kind seq: which QP (the data's destination QP number; -1: the
+ * busiest). */
+struct plot_options {
+	long qp;
 };
 
 /* "bw", "lat": the kind a document is, or PLOT_KIND_NONE with err saying
@@ -102,7 +125,8 @@ const char *plot_kind_name(enum plot_kind k);
  * kind, one with no results).  plot_layout_free releases it.
  */
 int plot_build(struct plot_layout *l, enum plot_kind kind, const struct plot_input *in,
-	       size_t nin, double width, double height, char *err);
+	       size_t nin, double width, double height, const struct plot_options *opt,
+	       char *err);
 void plot_layout_free(struct plot_layout *l);
 
 /* ---- axes (axis.c) ------------------------------------------------------------ */

@@ -15,4 +15,7 @@ void plot_place(struct plot_layout *l);
 struct plot_series *plot_add_series(struct plot_panel *p, const char *label,
 				    enum plot_style style, int color, size_t cap, char *err);
 
+/* The seq kind (seq.c): the sequence graph of QP qp (-1: the busiest). */
+int plot_build_seq(struct plot_layout *l, const struct plot_input *in, long qp, char *err);
+
 #endif

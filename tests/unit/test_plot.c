@@ -138,7 +138,7 @@ static void build_bw(struct unit *u)
 	char err[PLOT_ERR_LEN] = "";
 
 	CHECK_EQ(u, plot_kind_of(a, "a.json", err), PLOT_KIND_BW);
-	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, in, 2, 1000, 640, err), 0);
+	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, in, 2, 1000, 640, NULL, err), 0);
 	CHECK_EQ(u, l.npanels, 2);
 	CHECK(u, l.panels[0].nseries == 2 && l.panels[0].series[0].n == 23 &&
 		 l.panels[0].series[1].n == 10);
@@ -160,7 +160,7 @@ static void build_lat(struct unit *u)
 	struct plot_layout l;
 	char err[PLOT_ERR_LEN] = "";
 
-	CHECK_EQ(u, plot_build(&l, PLOT_KIND_LAT, &in, 1, 800, 600, err), 0);
+	CHECK_EQ(u, plot_build(&l, PLOT_KIND_LAT, &in, 1, 800, 600, NULL, err), 0);
 	CHECK(u, l.panels[0].series[0].n == 40 && l.panels[1].series[0].n == 40);
 	CHECK_EQ(u, l.panels[0].series[0].style, PLOT_STEPS);
 	CHECK_EQ(u, l.panels[1].series[0].style, PLOT_BARS);
@@ -190,12 +190,12 @@ static void refusals(struct unit *u)
 	CHECK_HAS(u, err, "x.json: not a JSON document rdmakit wrote");
 	CHECK_EQ(u, plot_kind_of(incast, "i.json", err), PLOT_KIND_NONE);
 	CHECK_HAS(u, err, "not 'incast'");
-	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, err), -1);
+	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, NULL, err), -1);
 	in = (struct plot_input){ empty, "e.json", NULL };
-	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, err), -1);
+	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, NULL, err), -1);
 	CHECK_STR(u, err, "e.json: the run failed, nothing to draw: peer gone");
 	in = (struct plot_input){ lat, "lat.json", NULL };
-	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, err), -1);
+	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, NULL, err), -1);
 	CHECK_STR(u, err, "lat.json: a lat run cannot be drawn as --kind bw");
 	json_decref(other);
 	json_decref(incast);
@@ -215,7 +215,7 @@ static void png_read_back(struct unit *u)
 
 	CHECK(u, fd >= 0);
 	close(fd);
-	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 640, 400, err), 0);
+	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 640, 400, NULL, err), 0);
 	CHECK_EQ(u, plot_draw(&l, PLOT_FMT_PNG, path, err), 0);
 	s = cairo_image_surface_create_from_png(path);
 	CHECK_EQ(u, cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
@@ -265,7 +265,7 @@ static void unwritable(struct unit *u)
 
 	CHECK(u, mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/no/such/dir.svg", dir);
-	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, err), 0);
+	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, NULL, err), 0);
 	CHECK_EQ(u, plot_draw(&l, PLOT_FMT_SVG, path, err), -1);
 	CHECK_EQ(u, errno, ENOENT);
 	CHECK_HAS(u, err, "No such file or directory");
