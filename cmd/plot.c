@@ -24,7 +24,7 @@ enum {
 
 static const struct opt_spec plot_opts[] = {
 	{ "output", 'o', "FILE", "write the picture to FILE: .svg, .png or .pdf" },
-	{ "kind", OPT_KIND, "KIND", "bw, lat or seq (default: from the document)" },
+	{ "kind", OPT_KIND, "KIND", "bw, lat, incast or seq (default: from the document)" },
 	{ "qp", OPT_QP, "QPN", "seq: the QP whose requests to draw (default: the busiest)" },
 	{ "size", OPT_SIZE, "WxH", "page size, pixels for PNG, points otherwise (default 1000x640)" },
 	{ "label", OPT_LABEL, "TEXT", "the next FILE's series label (repeat, in file order)" },
@@ -36,12 +36,13 @@ static const struct cmd_usage plot_usage = {
 	.cmd = "plot",
 	.synopsis = "-o FILE [--kind KIND] [--qp QPN] [--size WxH] [--label TEXT]... FILE...\n"
 		    "       rdmakit plot --dump-layout [-o FILE] FILE...",
-	.description = "Draw what 'rdmakit -j bw', '-j lat' or '-j capture' wrote: a bandwidth and\n"
-		       "message rate sweep against message size, a latency distribution on a\n"
-		       "percentile axis with its histogram, or a QP's sequence graph (PSN against\n"
-		       "time, with retransmissions, NAKs, CNPs and CE marks).  Several bw or lat\n"
-		       "FILEs overlay as series; '-' reads standard input.  The format follows\n"
-		       "-o's extension.",
+	.description = "Draw what 'rdmakit -j bw', '-j lat', '-j incast' or '-j capture' wrote: a\n"
+		       "bandwidth and message rate sweep against message size, a latency\n"
+		       "distribution on a percentile axis with its histogram, per-flow goodput with\n"
+		       "the flow completion time CDF, or a QP's sequence graph (PSN against time,\n"
+		       "with retransmissions, NAKs, CNPs and CE marks).  Several FILEs (not seq)\n"
+		       "overlay as series; '-' reads standard input.  The format follows -o's\n"
+		       "extension.",
 	.opts = plot_opts,
 };
 
@@ -86,7 +87,7 @@ static int plot_opt(void *ctx, int key, const char *arg)
 		break;
 	case OPT_KIND:
 		if (plot_kind_parse(arg) == PLOT_KIND_NONE)
-			return usage_error("plot", "--kind '%s': give bw, lat or seq", arg);
+			return usage_error("plot", "--kind '%s': give bw, lat, incast or seq", arg);
 		o->kind = arg;
 		break;
 	case OPT_QP: {

@@ -113,7 +113,7 @@ _rdmakit_option_value()
 		echo file
 		;;
 	plot:--kind)
-		echo 'words bw lat seq'
+		echo 'words bw lat incast seq'
 		;;
 	plot:--size|plot:--label|plot:--qp)
 		echo value

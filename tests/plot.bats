@@ -265,3 +265,42 @@ PY
 	assert_success
 	assert_line --partial ok
 }
+
+@test "plot incast: a bar per flow at its goodput, the FCT CDF, Jain's index in the legend; failed flows as crosses" {
+	fx=$RDMAKIT_ROOT/tests/fixtures/plot
+	dump_layout "$fx/incast.json"
+	run python3 - "$fx/incast.json" "$LAYOUT" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+lay = json.load(open(sys.argv[2]))
+flows = res["flows"]
+bars_panel, cdf_panel = lay["panels"]
+(bars,) = bars_panel["series"]
+(cdf,) = cdf_panel["series"]
+assert lay["kind"] == "incast" and bars["style"] == "bars" and cdf["style"] == "cdf"
+assert bars["label"] == "Jain's index %.3f, aggregate %.2f Gb/s" % (res["fairness_jain"], res["aggregate"]["goodput_gbps"]), bars["label"]
+def same(a, b): return all(abs(x - y) <= 1e-9 * max(1, abs(y)) for x, y in zip(a, b)) and len(a) == len(b)
+# (--dump-layout writes 12 significant digits)
+assert same([p["x"] for p in bars["points"]], [i + 1.0 for i in range(len(flows))])
+assert same([p["y"] for p in bars["points"]], [f["goodput_gbps"] for f in flows])
+fct = sorted(f["fct_us"] for f in flows)
+assert same([p["x"] for p in cdf["points"]], fct)
+assert same([p["y"] for p in cdf["points"]], [(i + 1) / len(flows) for i in range(len(fct))])
+assert cdf_panel["y"]["max"] == 1
+print("ok")
+PY
+	assert_success
+	assert_output ok
+	dump_layout "$fx/incast-failed.json"
+	run python3 -c '
+import json, sys
+(bars, failed), (cdf,) = [p["series"] for p in json.load(open(sys.argv[1]))["panels"]]
+assert failed["label"] == "failed flows" and failed["marker"] == "cross"
+assert [(p["x"], p["y"]) for p in failed["points"]] == [(3.0, 0.0), (6.0, 0.0)], failed["points"]
+assert bars["points"][2]["y"] == 0 and len(cdf["points"]) == 6 and cdf["points"][-1]["y"] == 0.75
+print("ok")' "$LAYOUT"
+	assert_output ok
+	# A sender's document has its own flows; a bw run is no incast.
+	run --separate-stderr "$RDMAKIT" plot --kind incast -o "$D/x.svg" "$D/bw.json"
+	assert_one_line_error 2 'a bw run cannot be drawn as --kind incast'
+}

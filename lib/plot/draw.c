@@ -152,8 +152,12 @@ static void series(cairo_t *cr, const struct plot_panel *p, const struct plot_se
 	for (size_t k = 0; k < s->n; k++) {
 		const struct plot_point *pt = &s->p[k];
 
-		if (k == 0)
+		if (k == 0 && s->style == PLOT_CDF)
+			cairo_move_to(cr, pt->px, base), cairo_line_to(cr, pt->px, pt->py);
+		else if (k == 0)
 			cairo_move_to(cr, pt->px, pt->py);
+		else if (s->style == PLOT_CDF)
+			cairo_line_to(cr, pt->px, s->p[k - 1].py), cairo_line_to(cr, pt->px, pt->py);
 		else if (s->style == PLOT_STEPS)
 			cairo_line_to(cr, s->p[k - 1].px, pt->py), cairo_line_to(cr, pt->px, pt->py);
 		else

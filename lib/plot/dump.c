@@ -18,8 +18,12 @@ static const char *scale_name(enum plot_scale s)
 
 static const char *style_name(enum plot_style s)
 {
-	return s == PLOT_BARS ? "bars" : s == PLOT_STEPS ? "steps" : s == PLOT_MARKS ? "marks"
-											: "lines";
+	static const char *const names[] = {
+		[PLOT_LINES] = "lines", [PLOT_STEPS] = "steps", [PLOT_BARS] = "bars",
+		[PLOT_MARKS] = "marks", [PLOT_CDF] = "cdf",
+	};
+
+	return names[s];
 }
 
 static const char *marker_name(enum plot_marker m)

@@ -19,7 +19,7 @@
 
 static const char *const kind_names[] = {
 	[PLOT_KIND_NONE] = "none", [PLOT_KIND_BW] = "bw", [PLOT_KIND_LAT] = "lat",
-	[PLOT_KIND_SEQ] = "seq",
+	[PLOT_KIND_SEQ] = "seq", [PLOT_KIND_INCAST] = "incast",
 };
 
 enum plot_kind plot_kind_parse(const char *s)
@@ -44,16 +44,18 @@ enum plot_kind plot_kind_of(const json_t *doc, const char *name, char *err)
 		return PLOT_KIND_SEQ;
 	if (!json_is_object(doc) || !json_is_string(json_object_get(doc, "rdmakit")) || !cmd ||
 	    !json_is_object(json_object_get(doc, "params")) ||
-	    !json_is_array(json_object_get(doc, "results"))) {
+	    !(json_is_array(json_object_get(doc, "results")) ||
+	      json_is_object(json_object_get(doc, "results")))) {
 		snprintf(err, PLOT_ERR_LEN,
-			 "%s: not a JSON document rdmakit wrote (run 'rdmakit -j bw|lat|capture "
-			 "...' and plot its output)", name);
+			 "%s: not a JSON document rdmakit wrote (run 'rdmakit -j "
+			 "bw|lat|incast|capture ...' and plot its output)", name);
 		return PLOT_KIND_NONE;
 	}
-	k = !strcmp(cmd, "bw") ? PLOT_KIND_BW : !strcmp(cmd, "lat") ? PLOT_KIND_LAT : PLOT_KIND_NONE;
+	k = !strcmp(cmd, "bw") ? PLOT_KIND_BW : !strcmp(cmd, "lat") ? PLOT_KIND_LAT
+		: !strcmp(cmd, "incast") ? PLOT_KIND_INCAST : PLOT_KIND_NONE;
 	if (k == PLOT_KIND_NONE)
-		snprintf(err, PLOT_ERR_LEN, "%s: plot draws bw and lat runs and captures, not '%s'",
-			 name, cmd);
+		snprintf(err, PLOT_ERR_LEN, "%s: plot draws bw, lat and incast runs and captures, "
+			 "not '%s'", name, cmd);
 	return k;
 }
 
@@ -328,7 +330,9 @@ int plot_build(struct plot_layout *l, enum plot_kind kind, const struct plot_inp
 			plot_layout_free(l);
 		return rc;
 	}
-	rc = kind == PLOT_KIND_BW ? build_bw(l, in, nin, err) : build_lat(l, in, nin, err);
+	rc = kind == PLOT_KIND_BW ? build_bw(l, in, nin, err)
+	     : kind == PLOT_KIND_LAT ? build_lat(l, in, nin, err)
+				     : plot_build_incast(l, in, nin, err);
 	if (rc < 0) {
 		plot_layout_free(l);
 		return -1;

@@ -42,7 +42,9 @@ struct plot_axis {
 	size_t nticks;
 };
 
-enum plot_style { PLOT_LINES, PLOT_STEPS, PLOT_BARS, PLOT_MARKS };
+/* PLOT_STEPS: each point's y holds from the previous point's x on (a
+ * percentile curve); PLOT_CDF: from its own x on (a CDF). */
+enum plot_style { PLOT_LINES, PLOT_STEPS, PLOT_BARS, PLOT_MARKS, PLOT_CDF };
 
 /* The shape drawn at each point of a PLOT_MARKS series. */
 enum plot_marker { PLOT_DOT, PLOT_CROSS, PLOT_TRIANGLE, PLOT_SQUARE, PLOT_DIAMOND, PLOT_PLUS };
@@ -74,7 +76,7 @@ struct plot_panel {
 	size_t nseries;
 };
 
-enum plot_kind { PLOT_KIND_NONE, PLOT_KIND_BW, PLOT_KIND_LAT, PLOT_KIND_SEQ };
+enum plot_kind { PLOT_KIND_NONE, PLOT_KIND_BW, PLOT_KIND_LAT, PLOT_KIND_SEQ, PLOT_KIND_INCAST };
 
 struct plot_layout {
 	enum plot_kind kind;

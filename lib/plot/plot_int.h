@@ -18,4 +18,7 @@ struct plot_series *plot_add_series(struct plot_panel *p, const char *label,
 /* The seq kind (seq.c): the sequence graph of QP qp (-1: the busiest). */
 int plot_build_seq(struct plot_layout *l, const struct plot_input *in, long qp, char *err);
 
+/* The incast kind (incast.c): per-flow goodput and the FCT CDF. */
+int plot_build_incast(struct plot_layout *l, const struct plot_input *in, size_t nin, char *err);
+
 #endif

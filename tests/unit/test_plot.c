@@ -177,8 +177,8 @@ static void build_lat(struct unit *u)
 static void refusals(struct unit *u)
 {
 	json_t *other = json_pack("{s:i}", "a", 1);
-	json_t *incast = json_pack("{s:s, s:s, s:{}, s:[]}", "rdmakit", "0.2.0", "command",
-				   "incast", "params", "results");
+	json_t *devices = json_pack("{s:s, s:s, s:{}, s:[]}", "rdmakit", "0.2.0", "command",
+				    "devices", "params", "results");
 	json_t *empty = json_pack("{s:s, s:s, s:{}, s:[], s:[{s:s}]}", "rdmakit", "0.2.0", "command",
 				  "bw", "params", "results", "errors", "message", "peer gone");
 	json_t *lat = lat_doc();
@@ -188,8 +188,8 @@ static void refusals(struct unit *u)
 
 	CHECK_EQ(u, plot_kind_of(other, "x.json", err), PLOT_KIND_NONE);
 	CHECK_HAS(u, err, "x.json: not a JSON document rdmakit wrote");
-	CHECK_EQ(u, plot_kind_of(incast, "i.json", err), PLOT_KIND_NONE);
-	CHECK_HAS(u, err, "not 'incast'");
+	CHECK_EQ(u, plot_kind_of(devices, "d.json", err), PLOT_KIND_NONE);
+	CHECK_HAS(u, err, "not 'devices'");
 	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, NULL, err), -1);
 	in = (struct plot_input){ empty, "e.json", NULL };
 	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, NULL, err), -1);
@@ -198,7 +198,7 @@ static void refusals(struct unit *u)
 	CHECK_EQ(u, plot_build(&l, PLOT_KIND_BW, &in, 1, 1000, 640, NULL, err), -1);
 	CHECK_STR(u, err, "lat.json: a lat run cannot be drawn as --kind bw");
 	json_decref(other);
-	json_decref(incast);
+	json_decref(devices);
 	json_decref(empty);
 	json_decref(lat);
 }
