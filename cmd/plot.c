@@ -194,8 +194,6 @@ static int run(struct plot_cli *o, char **files, size_t n)
 	int rc = EXIT_OK;
 	size_t i;
 
-	if (o->out && fmt == PLOT_FMT_NONE)
-		return usage_error("plot", "-o %s: name the file .svg, .png or .pdf", o->out);
 	for (i = 0; i < n; i++) {
 		in[i].doc = load(files[i], &rc);
 		if (!in[i].doc)
@@ -227,6 +225,30 @@ out:
 	return rc;
 }
 
+/* The checks on the options and operands before any work: 0, or the exit
+ * code after printing why (shared with the option fuzzer). */
+static int plot_checks(struct plot_cli *o, const struct global_opts *g, int nfiles)
+{
+	if (nfiles <= 0)
+		return usage_error("plot", "no FILE: give the JSON of a run ('rdmakit -j bw -a ... "
+				   ">bw.json'), or - for standard input");
+	if (nfiles > MAX_FILES)
+		return usage_error("plot", "%d files: at most %d series in one picture", nfiles,
+				   MAX_FILES);
+	/* -j: the document plot has to give is its layout. */
+	o->dump |= g->json || g->pretty;
+	o->pretty = g->pretty;
+	if (!o->out && !o->dump)
+		return usage_error("plot", "no -o FILE: name the picture (.svg, .png or .pdf), or "
+				   "give --dump-layout");
+	if (o->out && plot_format_of(o->out) == PLOT_FMT_NONE)
+		return usage_error("plot", "-o %s: name the file .svg, .png or .pdf", o->out);
+	if (o->nlabels > (size_t)nfiles)
+		return usage_error("plot", "%zu --label for %d files: one per FILE at most",
+				   o->nlabels, nfiles);
+	return 0;
+}
+
 int cmd_plot(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
@@ -236,20 +258,6 @@ int cmd_plot(int argc, char **argv, const struct global_opts *gin)
 	rc = opts_parse(&plot_usage, argc, argv, &g, plot_opt, &o, &first);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	if (first >= argc)
-		return usage_error("plot", "no FILE: give the JSON of a run ('rdmakit -j bw -a ... "
-				   ">bw.json'), or - for standard input");
-	/* -j: the document plot has to give is its layout. */
-	o.dump |= g.json || g.pretty;
-	o.pretty = g.pretty;
-	if ((size_t)(argc - first) > MAX_FILES)
-		return usage_error("plot", "%d files: at most %d series in one picture",
-				   argc - first, MAX_FILES);
-	if (!o.out && !o.dump)
-		return usage_error("plot", "no -o FILE: name the picture (.svg, .png or .pdf), or "
-				   "give --dump-layout");
-	if (o.nlabels > (size_t)(argc - first))
-		return usage_error("plot", "%zu --label for %d files: one per FILE at most",
-				   o.nlabels, argc - first);
-	return run(&o, argv + first, (size_t)(argc - first));
+	rc = plot_checks(&o, &g, argc - first);
+	return rc ? rc : run(&o, argv + first, (size_t)(argc - first));
 }

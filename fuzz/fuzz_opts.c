@@ -26,7 +26,8 @@ static const struct {
 	{ "bw", fuzz_parse_bw },	{ "lat", fuzz_parse_lat },
 	{ "incast", fuzz_parse_incast },
 	{ "capture", fuzz_parse_capture }, { "devices", fuzz_parse_devices },
-	{ "top", fuzz_parse_top },	{ "help", fuzz_parse_help },
+	{ "top", fuzz_parse_top },	{ "plot", fuzz_parse_plot },
+	{ "help", fuzz_parse_help },
 	{ "version", fuzz_parse_version },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -16,6 +16,7 @@ int fuzz_parse_incast(int argc, char **argv);
 int fuzz_parse_capture(int argc, char **argv);
 int fuzz_parse_devices(int argc, char **argv);
 int fuzz_parse_top(int argc, char **argv);
+int fuzz_parse_plot(int argc, char **argv);
 int fuzz_parse_help(int argc, char **argv);
 int fuzz_parse_version(int argc, char **argv);
 
