@@ -58,8 +58,9 @@ struct plot_cli {
 	struct plot_options po;
 };
 
-static int parse_size(const char *s, double *w, double *h)
+static int parse_size(const char *arg, double *w, double *h)
 {
+	const char *s = arg;
 	char *end;
 	long x = strtol(s, &end, 10), y;
 
@@ -74,7 +75,7 @@ static int parse_size(const char *s, double *w, double *h)
 	return 0;
 bad:
 	return usage_error("plot", "--size '%s': give WIDTHxHEIGHT, 200x150 to 10000x10000 "
-			   "(e.g. 1000x640)", s);
+			   "(e.g. 1000x640)", arg);
 }
 
 static int plot_opt(void *ctx, int key, const char *arg)
@@ -210,8 +211,13 @@ static int run(struct plot_cli *o, char **files, size_t n)
 	if (o->dump) {
 		json_t *j = plot_layout_json(&l);
 
-		json_dumpf(j, stdout, (o->pretty ? JSON_INDENT(2) : JSON_COMPACT) |
-					      JSON_REAL_PRECISION(12));
+		if (!j || json_dumpf(j, stdout, (o->pretty ? JSON_INDENT(2) : JSON_COMPACT) |
+							JSON_REAL_PRECISION(12)) < 0) {
+			rc = runtime_error("plot", "the layout could not be written as JSON");
+			json_decref(j);
+			plot_layout_free(&l);
+			goto out;
+		}
 		fputc('\n', stdout);
 		json_decref(j);
 	}

@@ -213,11 +213,6 @@ static void close_section(struct printer *pr, enum ctr_src src)
 		print_close(pr);
 }
 
-static const char *qp_counter_mode(uint32_t mode)
-{
-	return mode == 1 ? "auto" : mode == 2 ? "manual" : "none";
-}
-
 /* The port's QP counters (RDMA netlink): what each holds, its QPs and
  * its values, which are part of the port's, never added to them. */
 static void qp_counters_json(struct printer *pr, const struct ctr_port *p)
@@ -234,7 +229,7 @@ static void qp_counters_json(struct printer *pr, const struct ctr_port *p)
 
 		print_open_object(pr, NULL);
 		print_uint(pr, PRINT_JSON, "id", NULL, q->id);
-		print_string(pr, PRINT_JSON, "mode", NULL, qp_counter_mode(q->mode));
+		print_string(pr, PRINT_JSON, "mode", NULL, ctr_qp_counter_mode(q->mode));
 		print_uint(pr, PRINT_JSON, "qps_bound", NULL, q->nqps);
 		print_open_array(pr, "qpns");
 		for (uint32_t k = 0; k < q->nqps && k < CTR_QPC_QPNS; k++)
@@ -272,7 +267,7 @@ static void qp_counters_text(struct printer *pr, const struct ctr_port *p)
 		if (q->nqps > CTR_QPC_QPNS)
 			snprintf(qps + at, sizeof(qps) - at, " ...");
 		print_fp(pr, "  (QP counter %u, %s mode: %u QP%s%s)\n", q->id,
-			 qp_counter_mode(q->mode), q->nqps, q->nqps == 1 ? "" : "s", qps);
+			 ctr_qp_counter_mode(q->mode), q->nqps, q->nqps == 1 ? "" : "s", qps);
 	}
 	if (p->qpc_left_out)
 		print_fp(pr, "  (%zu more QP counters not read: at most %d per port)\n",

@@ -474,13 +474,20 @@ static void keep_delta(const struct ctr_port *p, const struct ctr_counter *c, ui
 		       void *ctx)
 {
 	struct perf_port_deltas *pd = ctx;
+	/* A device-level counter named like a port's is keyed device/NAME, as
+	 * top keys it. */
+	const char *prefix = c->src == CTR_SRC_HW_DEV &&
+			     (ctr_find(&p->set, CTR_SRC_HW_PORT, c->name) ||
+			      ctr_find(&p->set, CTR_SRC_NLDEV, c->name)) ? "device/" : "";
 
-	(void)p;
-	if (pd->n == PERF_MAX_PORT_DELTAS || strlen(c->name) >= sizeof(pd->d[0].name)) {
+	if (pd->n == PERF_MAX_PORT_DELTAS ||
+	    strlen(prefix) + strlen(c->name) >= sizeof(pd->d[0].name)) {
 		pd->left_out++;
 		return;
 	}
-	snprintf(pd->d[pd->n].name, sizeof(pd->d[0].name), "%s", c->name);
+	/* Fits: checked above. */
+	memcpy(pd->d[pd->n].name, prefix, strlen(prefix));
+	memcpy(pd->d[pd->n].name + strlen(prefix), c->name, strlen(c->name) + 1);
 	pd->d[pd->n++].delta = delta;
 }
 

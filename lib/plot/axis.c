@@ -58,12 +58,14 @@ static void fit_linear(struct plot_axis *a, double lo, double hi)
 	double step;
 	char label[16];
 
+	if (!isfinite(lo) || !isfinite(hi))
+		lo = 0, hi = 1;
 	if (!(hi > lo))
 		hi = lo + (lo ? fabs(lo) : 1);
 	step = round_step(hi - lo, 5);
 	a->min = floor(lo / step) * step;
 	a->max = ceil(hi / step) * step;
-	for (int i = 0; a->min + i * step <= a->max + step * 1e-9; i++) {
+	for (int i = 0; i < PLOT_MAX_TICKS && a->min + i * step <= a->max + step * 1e-9; i++) {
 		double v = a->min + i * step;
 
 		snprintf(label, sizeof(label), "%g", fabs(v) < step * 1e-9 ? 0.0 : v);
@@ -76,9 +78,9 @@ static void fit_log2(struct plot_axis *a, double lo, double hi)
 	int e0, e1, every = 1;
 	char label[16];
 
-	if (!(lo > 0))
+	if (!(lo > 0) || !isfinite(lo))
 		lo = 1;
-	if (!(hi > lo))
+	if (!(hi > lo) || !isfinite(hi))
 		hi = lo * 2;
 	e0 = (int)floor(log2(lo));
 	e1 = (int)ceil(log2(hi));
@@ -116,8 +118,11 @@ static void fit_log10(struct plot_axis *a, double lo, double hi)
 	static const double mult[] = { 1, 2, 5 };
 	char label[16];
 
-	if (!(lo > 0))
-		lo = hi > 0 ? hi / 10 : 1;
+	if (!isfinite(hi) || !(hi > 0))
+		hi = 1;
+	/* Twelve decades at most: far smaller values sit at the bottom. */
+	if (!(lo > 0) || !isfinite(lo) || lo < hi * 1e-12)
+		lo = lo > 0 && isfinite(lo) ? hi * 1e-12 : hi / 10;
 	if (!(hi > lo))
 		hi = lo * 10;
 	/* The range ends at 1, 2 or 5 times a power of ten around the data. */
@@ -131,7 +136,8 @@ static void fit_log10(struct plot_axis *a, double lo, double hi)
 			a->max = a->max / 10 * mult[i];
 			break;
 		}
-	for (double dec = pow(10, floor(log10(a->min) + 1e-9)); dec < a->max * 1.0001; dec *= 10)
+	for (double dec = pow(10, floor(log10(a->min) + 1e-9));
+	     dec > 0 && dec < a->max * 1.0001 && a->nticks < PLOT_MAX_TICKS; dec *= 10)
 		for (int i = 0; i < 3; i++) {
 			double v = dec * mult[i];
 

@@ -14,12 +14,7 @@
 
 #include "plot_int.h"
 
-static double num(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
+#define num plot_num
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -51,6 +46,12 @@ int plot_build_incast(struct plot_layout *l, const struct plot_input *in, size_t
 {
 	static const double share[] = { 0.5, 0.5 };
 	double fmax_gbps = 0, nmax = 1, tlo = INFINITY, thi = 0;
+	struct plot_series *failed = NULL;	/* one for every file's */
+	size_t total = 0;
+
+	for (size_t f = 0; f < nin; f++)
+		total += json_array_size(json_object_get(json_object_get(in[f].doc, "results"),
+							 "flows"));
 
 	l->npanels = 2;
 	l->panels[0].x.scale = PLOT_LINEAR;
@@ -65,7 +66,7 @@ int plot_build_incast(struct plot_layout *l, const struct plot_input *in, size_t
 		const json_t *res = json_object_get(in[f].doc, "results");
 		const json_t *flows = json_object_get(res, "flows"), *fl;
 		size_t n = json_array_size(flows), i, nfct = 0;
-		struct plot_series *bars, *failed = NULL, *cdf;
+		struct plot_series *bars, *cdf;
 		double *fct;
 		char label[96];
 
@@ -78,6 +79,7 @@ int plot_build_incast(struct plot_layout *l, const struct plot_input *in, size_t
 			snprintf(label, sizeof(label), "%.90s", in[f].label);
 		else
 			caption(res, label, sizeof(label));
+		plot_utf8_trim(label);
 		bars = plot_add_series(&l->panels[0], label, PLOT_BARS, (int)f, n, err);
 		cdf = bars ? plot_add_series(&l->panels[1], label, PLOT_CDF, (int)f, n, err) : NULL;
 		fct = cdf ? calloc(n, sizeof(*fct)) : NULL;
@@ -99,7 +101,7 @@ int plot_build_incast(struct plot_layout *l, const struct plot_input *in, size_t
 								  .xw = w };
 			if (!ok) {
 				if (!failed && !(failed = plot_add_series(&l->panels[0], "failed flows",
-									  PLOT_MARKS, 5, n, err))) {
+									  PLOT_MARKS, 5, total, err))) {
 					free(fct);
 					return -1;
 				}

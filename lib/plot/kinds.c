@@ -59,13 +59,7 @@ enum plot_kind plot_kind_of(const json_t *doc, const char *name, char *err)
 	return k;
 }
 
-/* A number member of a result, or NAN. */
-static double num(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
+#define num plot_num
 
 static const char *str(const json_t *o, const char *key, const char *dflt)
 {
@@ -85,8 +79,10 @@ static void describe(const json_t *doc, char *out, size_t cap)
 	snprintf(op, sizeof(op), "%s", str(p, "op", "?"));
 	for (i = 0; op[i]; i++)
 		op[i] = (char)(op[i] >= 'a' && op[i] <= 'z' ? op[i] - 32 : op[i]);
-	snprintf(out, cap, "%s, %s engine, MTU %.0f, %.0f QP%s", op, str(p, "engine", "?"),
+	plot_utf8_trim(op);
+	snprintf(out, cap, "%.32s, %.16s engine, MTU %.0f, %.0f QP%s", op, str(p, "engine", "?"),
 		 isnan(mtu) ? 0 : mtu, isnan(qps) ? 1 : qps, qps == 1 ? "" : "s");
+	plot_utf8_trim(out);
 }
 
 static const json_t *results_of(const struct plot_input *in, char *err)
@@ -125,11 +121,14 @@ static void series_label(const struct plot_input *in, const char *extra, bool si
 	}
 	/* Cut to fit a series label (96 bytes). */
 	if (in->label) {
-		snprintf(out, cap, "%.60s%s%.30s", in->label, extra[0] ? " " : "", extra);
+		snprintf(what, sizeof(what), "%.60s", in->label);
+		plot_utf8_trim(what);
+		snprintf(out, cap, "%.60s%s%.30s", what, extra[0] ? " " : "", extra);
 		return;
 	}
 	describe(in->doc, what, sizeof(what));
 	snprintf(out, cap, "%.60s%s%.30s", what, extra[0] ? ", " : "", extra);
+	plot_utf8_trim(out);
 }
 
 /* ---- bw ------------------------------------------------------------------- */
@@ -139,7 +138,7 @@ static double bw_gbps(const json_t *r)
 {
 	double g = num(r, "bw_avg_gbps"), m = num(r, "bw_avg_mibps");
 
-	return !isnan(g) ? g : m * 1048576.0 * 8 / 1e9;
+	return !isnan(g) ? g : m * 1048576.0 * 8 / 1e9;	/* NAN stays NAN */
 }
 
 static int build_bw(struct plot_layout *l, const struct plot_input *in, size_t nin, char *err)
@@ -169,7 +168,7 @@ static int build_bw(struct plot_layout *l, const struct plot_input *in, size_t n
 		json_array_foreach(res, i, r) {
 			double b = num(r, "bytes"), g = bw_gbps(r), m = num(r, "msg_rate_mpps");
 
-			if (!(b >= 1) || isnan(g) || isnan(m) || g < 0 || m < 0) {
+			if (!(b >= 1) || b != floor(b) || isnan(g) || isnan(m) || g < 0 || m < 0) {
 				snprintf(err, PLOT_ERR_LEN, "%s: result %zu has no bytes, bandwidth and "
 					 "message rate to draw", in[f].name, i + 1);
 				return -1;
@@ -217,8 +216,9 @@ static int lat_series(struct plot_layout *l, const struct plot_input *in, const 
 	const json_t *h = json_object_get(r, "histogram"), *b;
 	struct plot_series *sp, *sh;
 	double total, cum = 0;
-	char label[96], size[32];
+	char label[96], size[32], unit;
 	long n = buckets(r, &total);
+	double bytes;
 	size_t i;
 
 	if (n < 0) {
@@ -226,14 +226,19 @@ static int lat_series(struct plot_layout *l, const struct plot_input *in, const 
 			 "(buckets of from_us <= to_us and counts, not all 0)", in->name);
 		return -1;
 	}
-	plot_size_label(num(r, "bytes"), size, sizeof(size));
-	if (size[0] && !strchr("0123456789", size[strlen(size) - 1])) {
-		char unit = size[strlen(size) - 1];
-
+	bytes = num(r, "bytes");
+	if (!(bytes >= 1) || bytes != floor(bytes)) {
+		snprintf(err, PLOT_ERR_LEN, "%s: a result has no message size (bytes) to name",
+			 in->name);
+		return -1;
+	}
+	plot_size_label(bytes, size, sizeof(size));
+	unit = size[strlen(size) - 1];
+	if (unit < '0' || unit > '9') {
 		size[strlen(size) - 1] = '\0';
 		snprintf(size + strlen(size), sizeof(size) - strlen(size), " %ciB", unit);
 	} else {
-		strcat(size, " B");
+		snprintf(size + strlen(size), sizeof(size) - strlen(size), " B");
 	}
 	series_label(in, one_size ? "" : size, one_file && !in->label, label, sizeof(label));
 	sp = plot_add_series(&l->panels[0], label, PLOT_STEPS, color, (size_t)n, err);

@@ -3,6 +3,7 @@
  * The page: where the panels go, and every tick and point placed on it.
  * Sizes scale with the page so that a small PNG and a large PDF look alike.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -88,4 +89,27 @@ enum plot_format plot_format_of(const char *path)
 	if (!strcasecmp(dot, ".pdf"))
 		return PLOT_FMT_PDF;
 	return PLOT_FMT_NONE;
+}
+
+double plot_num(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	double d = json_is_number(v) ? json_number_value(v) : NAN;
+
+	return isfinite(d) && fabs(d) <= PLOT_VALUE_MAX ? d : NAN;
+}
+
+void plot_utf8_trim(char *s)
+{
+	size_t n = strlen(s), lead = n, need;
+	unsigned char c;
+
+	while (lead > 0 && ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
+		lead--;
+	if (lead == 0)
+		return;
+	c = (unsigned char)s[lead - 1];
+	need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+	if (n - (lead - 1) < need)
+		s[lead - 1] = '\0';	/* a character cut short */
 }

@@ -7,6 +7,14 @@
 
 #include "plot.h"
 
+/* Data values a picture takes: finite and within +-PLOT_VALUE_MAX (axis
+ * arithmetic stays finite); a document with others is refused. */
+#define PLOT_VALUE_MAX 1e15
+/* A JSON number member of o within the limit, else NAN. */
+double plot_num(const json_t *o, const char *key);
+/* Ends s at the last whole UTF-8 character (after a cut by a precision). */
+void plot_utf8_trim(char *s);
+
 /* Sets the panels' plot areas, stacked, each `share[i]` of the height. */
 void plot_arrange(struct plot_layout *l, const double *share);
 /* Places every tick and point of the layout on the page. */

@@ -109,20 +109,24 @@ static bool read_pkt(const json_t *j, struct pkt *p)
 	const json_t *aeth = json_object_get(j, "aeth");
 
 	/* time_ns is exact; time, a double of seconds since 1970, is not. */
+	double secs = json_number_value(json_object_get(j, "time"));
+
 	p->t_ns = json_is_integer(json_object_get(j, "time_ns"))
 			  ? json_integer_value(json_object_get(j, "time_ns"))
-			  : llround(json_number_value(json_object_get(j, "time")) * 1e9);
+			  : secs >= 0 && secs < 4e9 ? llround(secs * 1e9) : -1;
 	p->src = json_string_value(json_object_get(j, "src"));
 	p->dst = json_string_value(json_object_get(j, "dst"));
 	p->qp = json_integer_value(json_object_get(j, "dest_qp"));
-	p->psn = json_integer_value(json_object_get(j, "psn"));
+	p->psn = json_integer_value(json_object_get(j, "psn")) & (PSN_MOD - 1);
 	p->op = (int)json_integer_value(json_object_get(j, "opcode"));
 	p->ecn = json_string_value(json_object_get(j, "ecn"));
 	p->aeth_kind = json_string_value(json_object_get(aeth, "kind"));
 	p->aeth_text = json_string_value(json_object_get(aeth, "text"));
 	p->icrc_bad = json_string_value(json_object_get(j, "icrc")) &&
 		      !strcmp(json_string_value(json_object_get(j, "icrc")), "bad");
-	return p->src && p->dst && json_is_number(json_object_get(j, "time")) &&
+	/* Times within 2^62 ns (146 years) keep every difference in range. */
+	return p->src && p->dst && p->t_ns >= 0 && p->t_ns < (1LL << 62) &&
+	       json_is_number(json_object_get(j, "time")) &&
 	       json_is_integer(json_object_get(j, "dest_qp")) &&
 	       json_is_integer(json_object_get(j, "psn")) &&
 	       json_is_integer(json_object_get(j, "opcode"));
@@ -160,58 +164,75 @@ struct flow_pick {
 	size_t packets;
 };
 
-/* The request flow to draw: of QP `qp` (or the busiest), by packets. */
-static bool pick_flow(const json_t *pkts, long qp, struct flow_pick *f)
+/* Flows counted in one pass: (src, dst, QP) and their packets. */
+#define MAX_FLOWS 4096
+
+struct flow_count {
+	const char *src, *dst;
+	long long qp;
+	size_t n;
+};
+
+/* The busiest flow of the packets `want` picks (at most MAX_FLOWS kept;
+ * later ones are not counted): false when none. */
+static bool busiest(const json_t *pkts, bool (*want)(const struct pkt *, const void *),
+		    const void *ctx, struct flow_count *best)
 {
+	struct flow_count *t = calloc(MAX_FLOWS, sizeof(*t));
+	size_t nt = 0, i, k;
 	const json_t *j;
-	struct pkt p, q;
-	size_t i, k;
+	struct pkt p;
 
-	memset(f, 0, sizeof(*f));
+	memset(best, 0, sizeof(*best));
+	if (!t)
+		return false;
 	json_array_foreach(pkts, i, j) {
-		size_t count = 0;
-
-		if (!read_pkt(j, &p) || !is_request(p.op) || (qp >= 0 && p.qp != qp))
+		if (!read_pkt(j, &p) || p.icrc_bad || !want(&p, ctx))
 			continue;
-		if (f->src && !strcmp(p.src, f->src) && !strcmp(p.dst, f->dst) && p.qp == f->qp)
-			continue;
-		/* Count this flow's requests (quadratic only in flows). */
-		for (k = i; k < json_array_size(pkts); k++)
-			if (read_pkt(json_array_get(pkts, k), &q) && is_request(q.op) &&
-			    q.qp == p.qp && !strcmp(q.src, p.src) && !strcmp(q.dst, p.dst))
-				count++;
-		if (count > f->packets)
-			*f = (struct flow_pick){ p.src, p.dst, p.qp, -1, count };
-		if (f->packets * 2 > json_array_size(pkts))
-			break;	/* more than half: nothing beats it */
+		for (k = 0; k < nt; k++)
+			if (t[k].qp == p.qp && !strcmp(t[k].src, p.src) && !strcmp(t[k].dst, p.dst))
+				break;
+		if (k == nt) {
+			if (nt == MAX_FLOWS)
+				continue;
+			t[nt++] = (struct flow_count){ p.src, p.dst, p.qp, 0 };
+		}
+		if (++t[k].n > best->n)
+			*best = t[k];
 	}
-	return f->packets > 0;
+	free(t);
+	return best->n > 0;
 }
 
-/* The requester's QP: what most responses and CNPs from dst to src carry. */
-static void pick_reply_qp(const json_t *pkts, struct flow_pick *f)
+static bool want_request(const struct pkt *p, const void *ctx)
 {
-	long long best = -1;
-	size_t best_n = 0, i, k;
-	const json_t *j;
-	struct pkt p, q;
+	const long *qp = ctx;
 
-	json_array_foreach(pkts, i, j) {
-		size_t n = 0;
+	return is_request(p->op) && (*qp < 0 || p->qp == *qp);
+}
 
-		if (!read_pkt(j, &p) || !(is_response(p.op) || p.op == OP_CNP) ||
-		    strcmp(p.src, f->dst) || strcmp(p.dst, f->src) || p.qp == best)
-			continue;
-		for (k = i; k < json_array_size(pkts) && n <= best_n + 64; k++)
-			if (read_pkt(json_array_get(pkts, k), &q) && q.qp == p.qp &&
-			    !strcmp(q.src, p.src) && !strcmp(q.dst, p.dst))
-				n++;
-		if (n > best_n) {
-			best = p.qp;
-			best_n = n;
-		}
-	}
-	f->reply_qp = best;
+/* What answers a flow: responses and CNPs from its destination to its source. */
+static bool want_answer(const struct pkt *p, const void *ctx)
+{
+	const struct flow_pick *f = ctx;
+
+	return (is_response(p->op) || p->op == OP_CNP) && !strcmp(p->src, f->dst) &&
+	       !strcmp(p->dst, f->src);
+}
+
+/* The request flow to draw: of QP `qp` (or the busiest), by packets, and
+ * the requester's QP: the one most answers to it carry. */
+static bool pick_flow(const json_t *pkts, long qp, struct flow_pick *f)
+{
+	struct flow_count best;
+
+	memset(f, 0, sizeof(*f));
+	if (!busiest(pkts, want_request, &qp, &best))
+		return false;
+	*f = (struct flow_pick){ best.src, best.dst, best.qp, -1, best.n };
+	if (busiest(pkts, want_answer, f, &best))
+		f->reply_qp = best.qp;
+	return true;
 }
 
 /* ---- the series ------------------------------------------------------------ */
@@ -323,7 +344,6 @@ int plot_build_seq(struct plot_layout *l, const struct plot_input *in, long qp, 
 			snprintf(err, PLOT_ERR_LEN, "%s: no RDMA request packets to draw", in->name);
 		goto out;
 	}
-	pick_reply_qp(pkts, &f);
 	l->npanels = 1;
 	l->panels[0].x.scale = PLOT_LINEAR;
 	snprintf(l->panels[0].x.label, sizeof(l->panels[0].x.label), "time (s)");
@@ -382,6 +402,7 @@ int plot_build_seq(struct plot_layout *l, const struct plot_input *in, long qp, 
 	plot_arrange(l, share);
 	snprintf(l->title, sizeof(l->title), "rdmakit seq: QP %lld, %.40s -> %.40s", f.qp, f.src,
 		 f.dst);
+	plot_utf8_trim(l->title);
 	if (f.reply_qp >= 0)
 		snprintf(l->subtitle, sizeof(l->subtitle), "%.80s: %zu requests; answers to QP %lld",
 			 in->name, f.packets, f.reply_qp);

@@ -118,6 +118,9 @@ struct ctr_qp_counter {
 	uint32_t qpn[CTR_QPC_QPNS];	/* the first of them */
 };
 
+/* "auto", "manual" or "none": a QP counter's mode as rdma statistic words it. */
+const char *ctr_qp_counter_mode(uint32_t mode);
+
 struct ctr_port {
 	char device[64];	/* "mlx5_0"; "" for an interface row */
 	int port;		/* from 1; 0 for an interface row */

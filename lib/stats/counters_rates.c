@@ -501,3 +501,8 @@ void ctr_port_deltas(const struct ctr_snapshot *before, const struct ctr_snapsho
 		}
 	}
 }
+
+const char *ctr_qp_counter_mode(uint32_t mode)
+{
+	return mode == 1 ? "auto" : mode == 2 ? "manual" : "none";
+}

@@ -381,7 +381,7 @@ static void port_qp_counters(FILE *o, enum prom_format f, const struct ctr_snaps
 				if (which == 1) {
 					id[plen - 1] = '\0';
 					sample_u64(o, &qps, with(&l, "counter_id", id, "mode",
-								 p->qpc[q].mode == 2 ? "manual" : "auto"),
+								 ctr_qp_counter_mode(p->qpc[q].mode)),
 						   p->qpc[q].nqps);
 					continue;
 				}
