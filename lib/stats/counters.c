@@ -298,7 +298,7 @@ static void port_attrs(const char *root, struct ctr_port *p)
 	snprintf(p->netdev, sizeof(p->netdev), "%s", a.netdev);
 }
 
-static int copy_set(struct ctr_set *dst, const struct ctr_set *src)
+int ctr_set_copy(struct ctr_set *dst, const struct ctr_set *src)
 {
 	for (size_t i = 0; i < src->n; i++) {
 		struct ctr_counter *c = ctr_set_add(dst, (enum ctr_src)src->c[i].src, src->c[i].name,
@@ -482,7 +482,7 @@ static int read_device(const struct ctr_opts *o, const char *root, const char *d
 		if (!rc && !p->nldev_known)
 			rc = ctr_read_dir(o->cache, sub, CTR_SRC_HW_PORT, &p->set);
 		if (!rc)
-			rc = copy_set(&p->set, &devset);
+			rc = ctr_set_copy(&p->set, &devset);
 		if (!rc && o->port_ethtool && !o->no_ethtool_stats && p->netdev[0])
 			rc = port_ethtool(p);
 		if (!rc && (o->port_ethtool || o->netlink_replay) && p->netdev[0])

@@ -353,6 +353,9 @@ int ctr_port_order(const struct ctr_port *a, const struct ctr_port *b);
 struct ctr_counter *ctr_set_add(struct ctr_set *s, enum ctr_src src, const char *name,
 				uint64_t value);
 void ctr_set_sort(struct ctr_set *s);
+/* Appends every counter of src to dst (names copied): 0, or -1 when out of
+ * memory (what was appended stays). */
+int ctr_set_copy(struct ctr_set *dst, const struct ctr_set *src);
 void ctr_set_free(struct ctr_set *s);
 
 /* The most recent `n` rates of a counter's history, oldest first. */

@@ -587,12 +587,8 @@ static int port_qp_counters(struct ctr_nl *nl, uint32_t index, uint32_t port, st
 /* Moves every counter of `from` into `to` (names copied): 0 or -1. */
 static int move_set(struct ctr_set *to, struct ctr_set *from)
 {
-	int rc = 0;
+	int rc = ctr_set_copy(to, from);
 
-	for (size_t i = 0; rc == 0 && i < from->n; i++)
-		if (!ctr_set_add(to, (enum ctr_src)from->c[i].src, from->c[i].name,
-				 from->c[i].value))
-			rc = -1;
 	ctr_set_free(from);
 	if (rc)
 		errno = ENOMEM;
