@@ -32,6 +32,11 @@ struct sim_wire {
 	int ce_pct;			/* CE-mark this share of ECT packets */
 	uint16_t next_id;		/* nonzero: IPv4 IDs counting up, as rxe sends */
 	bool corrupt_next;		/* flip a byte of the next packet delivered */
+	/* nonzero: flip a byte of the next packet delivered and seal it with
+	 * this IPv4 ID, as a corruption that solves to that ID; forge_copies
+	 * of it are delivered (default 1) */
+	uint16_t forge_id;
+	int forge_copies;
 	bool cut;			/* the cable is pulled */
 	int drop_after;			/* > 0: the packet sent after this many more is lost */
 	uint64_t delivered, dropped, duplicated, reordered;
@@ -157,6 +162,15 @@ static __attribute__((unused)) int sim_send(struct soft_link *l, struct soft_pkt
 		if (w->corrupt_next && pkts[i].len > 40) {
 			w->q[to][w->len[to] - 1].buf[30] ^= 0x40;
 			w->corrupt_next = false;
+		}
+		if (w->forge_id && pkts[i].len > 40) {
+			struct soft_pkt *f = &w->q[to][w->len[to] - 1];
+
+			f->buf[30] ^= 0x40;
+			soft_pkt_seal(f, w->forge_id);
+			for (int c = 1; c < w->forge_copies; c++)
+				sim_enqueue(w, to, f);
+			w->forge_id = 0;
 		}
 		if (pkts[i].ecn == WIRE_ECT0 && (int)(sim_rand(w) % 100) < w->ce_pct)
 			w->q[to][w->len[to] - 1].ecn = WIRE_CE;

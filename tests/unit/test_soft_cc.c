@@ -165,6 +165,51 @@ static void test_ip_id_solved(struct unit *u)
 	pair_close(&pr);
 }
 
+/* One WRITE of 64 KiB from side 0 to side 1 with fill pattern seed: done,
+ * every byte there. */
+static void write_through(struct unit *u, struct pair *pr, int seed)
+{
+	struct xport_wc wc[1];
+	char err[XPORT_ERR_LEN];
+	struct xport_send_wr wr = wr_of(&pr->s[0], &pr->s[1], XPORT_WR_RDMA_WRITE, 0, 65536);
+
+	fill(pr->s[0].buf, 65536, seed);
+	CHECK_EQ(u, soft_engine_ops.post_send(pr->s[0].qp, &wr, NULL, err), 0);
+	CHECK_EQ(u, run_until(pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	CHECK(u, memcmp(pr->s[0].buf, pr->s[1].buf, 65536) == 0);
+}
+
+/* A corruption whose ICRC happens to hold for some other IPv4 ID (one in
+ * 2^16 do) is refused when that ID is nowhere near what the peer has been
+ * sending, twice in a row too; a peer whose IDs really jumped is followed
+ * from its second packet on. */
+static void test_ip_id_implausible(struct unit *u)
+{
+	static const struct {
+		int forge, copies, jump;	/* ID offsets from the peer's next */
+		uint64_t icrc_errors;		/* at the end of the step */
+	} steps[] = {
+		{ 0, 0, 0, 0 },			/* IDs counting up: all taken */
+		{ 30000, 1, 0, 1 },		/* a corruption solving far ahead */
+		{ -20000, 2, 0, 3 },		/* far behind, delivered twice */
+		{ 0, 0, 25000, 4 },		/* the peer jumps: its first refused, */
+		{ 0, 0, 0, 4 },			/* then followed */
+	};
+	struct pair pr;
+
+	pair_open(&pr, 65536, 83, 0, 0, 0, 3);
+	pr.wire.next_id = 0x822e;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		pr.wire.next_id = (uint16_t)(pr.wire.next_id + steps[i].jump);
+		pr.wire.forge_id = steps[i].forge ? (uint16_t)(pr.wire.next_id + steps[i].forge) : 0;
+		pr.wire.forge_copies = steps[i].copies;
+		write_through(u, &pr, 10 + (int)i);
+		CHECK_EQ(u, pr.s[1].dev->ctr.icrc_errors, steps[i].icrc_errors);
+	}
+	pair_close(&pr);
+}
+
 /*
  * What an off-path host would have to guess: QPNs, keys and first PSNs are
  * random (getrandom), so two devices' first QP and first region differ;
@@ -282,6 +327,7 @@ int main(void)
 	RUN(&u, test_dcqcn_params);
 	RUN(&u, test_ecn_cnp);
 	RUN(&u, test_ip_id_solved);
+	RUN(&u, test_ip_id_implausible);
 	RUN(&u, test_unguessable_ids);
 	RUN(&u, test_response_order);
 	RUN(&u, test_ring_positions);

@@ -179,6 +179,14 @@ struct soft_cq {
 	bool overflow;
 };
 
+/* The IPv4 IDs a QP's peer has been sending (soft_rx_icrc.c). */
+struct soft_id_track {
+	bool known, pending_valid;
+	uint16_t last;			/* the last accepted solved ID */
+	uint16_t pending;		/* a refused one the next may follow on from */
+	uint64_t last_ns;
+};
+
 struct soft_qp {
 	struct soft_dev *dev;
 	int slot;
@@ -244,6 +252,7 @@ struct soft_qp {
 	struct soft_read_job reads[SOFT_READ_JOBS];
 	uint32_t reads_head, reads_count;
 	uint64_t last_cnp_ns;
+	struct soft_id_track rx_ids;
 };
 
 /* What solving an IPv4 ID from the ICRC needs for one message length. */
@@ -310,6 +319,10 @@ struct soft_send_msg {
  * cover.  With gso false every message is one packet. */
 int soft_plan_send(const struct soft_pkt *pkts, int n, bool gso, struct soft_send_msg *msgs,
 		   int *taken);
+
+/* soft_rx_icrc.c: whether a received packet's ICRC holds, for an IPv4 ID
+ * its sender (tracked in t) could have used. */
+bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *t, const struct soft_pkt *pk);
 
 /* soft_tx.c: building and sending packets. */
 /* A free slot to build a packet in (flushes the batch when full). */

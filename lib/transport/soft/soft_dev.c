@@ -2,20 +2,15 @@
 /*
  * The soft engine's objects (device, memory regions, CQs, QPs), its ops
  * table, and the progress loop that receives, checks and dispatches
- * packets.  Received ICRCs are verified against the IP/UDP headers the
- * packet came with; the IPv4 ID is not visible on a UDP socket, so the
- * ICRC is tried with ID 0 (senders with DF set, such as rxe and this
- * engine), then with the ID solved from the ICRC itself (solve_ip_id).
+ * packets (the ICRC check, and the IPv4 ID it must guess, are in
+ * soft_rx_icrc.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "bytes_le.h"
-#include "crc32.h"
 #include "engine.h"
-#include "icrc.h"
 #include "soft.h"
 
 struct soft_dev *soft_dev_open(struct soft_link *link, char *err)
@@ -100,97 +95,6 @@ void soft_cq_push_send(struct soft_qp *qp, const struct xport_wc *wc, uint64_t s
 	cq_push(qp->scq, wc, qp->slot, sq_index + 1);
 }
 
-/*
- * The IPv4 ID a packet was sent with, solved from its ICRC.  CRC-32 is
- * affine in the message bits, so flipping ID bit i changes the ICRC by a
- * fixed D_i that depends only on how many bytes follow the ID: the ID is
- * the combination of the D_i that turns ICRC(ID 0) into the stored value
- * (16 unknowns, 32 equations: elimination over GF(2)).  rxe, for one,
- * sends an ID that counts up per packet.  A corrupted packet now passes
- * with odds of 2^-16 rather than 2^-32.
- */
-static const uint8_t zeros[SOFT_PKT_MAX];
-
-/* Each ID bit's change to the ICRC for messages of `after` bytes past the
- * ID, reduced to a basis; kept, since a flow's packets repeat their sizes. */
-static void id_basis(struct soft_id_basis *b, size_t after)
-{
-	static const uint8_t zero2[2] = { 0, 0 };
-	uint32_t c00;
-
-	if (b->valid && b->after == after)
-		return;
-	memset(b, 0, sizeof(*b));
-	c00 = crc32_ieee(crc32_ieee(0, zero2, 2), zeros, after);
-	for (int i = 0; i < 16; i++) {
-		uint8_t bits[2] = { (uint8_t)((1u << i) >> 8), (uint8_t)(1u << i) };
-		uint32_t v = crc32_ieee(crc32_ieee(0, bits, 2), zeros, after) ^ c00;
-		uint32_t m = 1u << i;
-
-		for (int p = 31; p >= 0 && v; p--) {
-			if (!(v >> p & 1))
-				continue;
-			if (!b->v[p]) {
-				b->v[p] = v;
-				b->m[p] = m;
-				break;
-			}
-			v ^= b->v[p];
-			m ^= b->m[p];
-		}
-	}
-	b->after = after;
-	b->valid = true;
-}
-
-static bool solve_ip_id(struct soft_dev *d, const struct soft_pkt *pk, uint32_t crc0,
-			uint32_t want, uint16_t *id)
-{
-	/* The CRC'd message: 8 x 0xFF, IPv4 header (ID at its bytes 4..5, so
-	 * at bytes 12..13), UDP header, BTH .. before the ICRC. */
-	size_t after = 8 + WIRE_IPV4_LEN + WIRE_UDP_LEN + pk->len - WIRE_ICRC_LEN - 14;
-	uint32_t t = crc0 ^ want, x = 0;
-
-	if (after > sizeof(zeros))
-		return false;
-	id_basis(&d->id_basis, after);
-	for (int p = 31; p >= 0; p--) {
-		if (!(t >> p & 1))
-			continue;
-		if (!d->id_basis.v[p])
-			return false;
-		t ^= d->id_basis.v[p];
-		x ^= d->id_basis.m[p];
-	}
-	*id = (uint16_t)x;
-	return t == 0;
-}
-
-/* A received packet's ICRC, with the IPv4 IDs a sender could have used. */
-static bool rx_icrc_ok(struct soft_dev *d, const struct soft_pkt *pk)
-{
-	uint32_t want;
-
-	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
-		return false;
-	want = get_le32(pk->buf + pk->len - 4);
-	/* The hint first: segment k of a GRO aggregate was sealed with ID k. */
-	if (soft_icrc(&pk->src, &pk->dst, pk->ecn, pk->ip_id, pk->buf, pk->len) == want)
-		return true;
-	if (pk->src.v6)
-		return soft_icrc(&pk->src, &pk->dst, pk->ecn, 0, pk->buf, pk->len) == want;
-	{
-		uint32_t crc0 = soft_icrc(&pk->src, &pk->dst, pk->ecn, 0, pk->buf, pk->len);
-		uint16_t id;
-
-		if (crc0 == want)
-			return true;
-		/* Any other ID: solve for it, then check the whole ICRC with it. */
-		return solve_ip_id(d, pk, crc0, want, &id) &&
-		       soft_icrc(&pk->src, &pk->dst, pk->ecn, id, pk->buf, pk->len) == want;
-	}
-}
-
 static void send_cnp(struct soft_qp *qp)
 {
 	struct soft_pkt *slot;
@@ -220,12 +124,9 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 		d->ctr.drops++;
 		return;
 	}
-	if (!rx_icrc_ok(d, pk)) {
-		d->ctr.icrc_errors++;
-		return;
-	}
 	slot = p.bth.dqpn & SOFT_INDEX_MASK;
 	qp = d->qps[slot];
+	/* The QP first, as rxe: its peer's IPv4 IDs help check the ICRC. */
 	if (!qp || qp->qpn != p.bth.dqpn || qp->state == SOFT_QP_RESET ||
 	    (p.op->transport != WIRE_TR_RC && p.op->transport != WIRE_TR_CNP)) {
 		d->ctr.drops++;
@@ -237,6 +138,12 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	     (p.bth.pkey & 0x7FFF) != (WIRE_DEFAULT_PKEY & 0x7FFF))) {
 		qp->ctr.wrong_peer_drops++;
 		d->ctr.wrong_peer_drops++;
+		return;
+	}
+	/* Only then the ICRC: a stranger's packets must not move the IDs
+	 * expected from the peer. */
+	if (!soft_rx_icrc_ok(d, &qp->rx_ids, pk)) {
+		d->ctr.icrc_errors++;
 		return;
 	}
 	qp->ctr.rx_packets++;

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The receive side's ICRC check.  The ICRC covers the IPv4 ID, which a UDP
+ * socket does not show, so the check must guess it, and every guess it
+ * accepts spends some of the CRC's strength:
+ *
+ *  - the ID the link suggests (segment k of a GRO aggregate carries k:
+ *    this engine's GSO sends), and ID 0 (DF senders that leave it zero):
+ *    two guesses, as strong as a plain CRC-32;
+ *  - any other ID is solved from the ICRC (CRC-32 is affine in the
+ *    message bits, 16 unknowns in 32 equations).  A random corruption
+ *    solves to *some* ID once in 2^16, so a solved ID is accepted only
+ *    where a real sender's would be: below SOFT_GSO_MAX_SEGS (this
+ *    engine's GSO segments when nobody aggregated them), or close after
+ *    the last ID this QP accepted (rxe and the kernel count IDs up per
+ *    destination, and after an idle spell jump ahead by up to one per
+ *    jiffy: __ip_select_ident).  A corruption then also has to land in
+ *    that window, about 2^-22 in all.  A peer whose IDs jumped elsewhere is
+ *    believed at its second packet that follows on from the first.
+ */
+#include <string.h>
+
+#include "bytes_le.h"
+#include "crc32.h"
+#include "soft.h"
+
+/* How far a peer's IDs may run ahead between two accepted packets (its
+ * other QPs' packets and our losses in between), plus one per elapsed
+ * millisecond (HZ <= 1000), and how far a reordered packet's may lag. */
+#define ID_AHEAD 1024
+#define ID_BEHIND 256
+
+static const uint8_t zeros[SOFT_PKT_MAX];
+
+/* Each ID bit's change to the ICRC for messages of `after` bytes past the
+ * ID, reduced to a basis; kept, since a flow's packets repeat their sizes. */
+static void id_basis(struct soft_id_basis *b, size_t after)
+{
+	static const uint8_t zero2[2] = { 0, 0 };
+	uint32_t c00;
+
+	if (b->valid && b->after == after)
+		return;
+	memset(b, 0, sizeof(*b));
+	c00 = crc32_ieee(crc32_ieee(0, zero2, 2), zeros, after);
+	for (int i = 0; i < 16; i++) {
+		uint8_t bits[2] = { (uint8_t)((1u << i) >> 8), (uint8_t)(1u << i) };
+		uint32_t v = crc32_ieee(crc32_ieee(0, bits, 2), zeros, after) ^ c00;
+		uint32_t m = 1u << i;
+
+		for (int p = 31; p >= 0 && v; p--) {
+			if (!(v >> p & 1))
+				continue;
+			if (!b->v[p]) {
+				b->v[p] = v;
+				b->m[p] = m;
+				break;
+			}
+			v ^= b->v[p];
+			m ^= b->m[p];
+		}
+	}
+	b->after = after;
+	b->valid = true;
+}
+
+/* The ID that turns ICRC(ID 0) = crc0 into want, if one does. */
+static bool solve_ip_id(struct soft_id_basis *b, const struct soft_pkt *pk, uint32_t crc0,
+			uint32_t want, uint16_t *id)
+{
+	/* The CRC'd message: 8 x 0xFF, IPv4 header (ID at its bytes 4..5, so
+	 * at bytes 12..13), UDP header, BTH .. before the ICRC. */
+	size_t after = 8 + WIRE_IPV4_LEN + WIRE_UDP_LEN + pk->len - WIRE_ICRC_LEN - 14;
+	uint32_t t = crc0 ^ want, x = 0;
+
+	if (after > sizeof(zeros))
+		return false;
+	id_basis(b, after);
+	for (int p = 31; p >= 0; p--) {
+		if (!(t >> p & 1))
+			continue;
+		if (!b->v[p])
+			return false;
+		t ^= b->v[p];
+		x ^= b->m[p];
+	}
+	*id = (uint16_t)x;
+	return t == 0;
+}
+
+/* Whether a solved ID is one this QP's peer could have sent now. */
+static bool id_plausible(struct soft_id_track *t, uint16_t id, uint64_t now_ns)
+{
+	uint64_t ahead;
+
+	if (id < SOFT_GSO_MAX_SEGS)
+		return true;
+	if (!t->known) {
+		t->known = true;
+		t->last = id;
+		t->last_ns = now_ns;
+		return true;
+	}
+	ahead = ID_AHEAD + (now_ns - t->last_ns) / 1000000;
+	if ((uint16_t)(id - t->last) <= ahead ||
+	    (t->pending_valid && (uint16_t)(id - t->pending) - 1u < ID_AHEAD)) {
+		t->last = id;
+		t->last_ns = now_ns;
+		t->pending_valid = false;
+		return true;
+	}
+	if ((uint16_t)(t->last - id) <= ID_BEHIND)
+		return true;	/* reordered: the window stays where it is */
+	/* Refused, but remembered: if the next one follows on, the peer moved. */
+	t->pending = id;
+	t->pending_valid = true;
+	return false;
+}
+
+bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *t, const struct soft_pkt *pk)
+{
+	uint32_t want, crc0;
+	uint16_t id;
+
+	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
+		return false;
+	want = get_le32(pk->buf + pk->len - 4);
+	if (soft_icrc(&pk->src, &pk->dst, pk->ecn, pk->ip_id, pk->buf, pk->len) == want)
+		return true;
+	if (pk->src.v6)
+		return false;	/* no ID in an IPv6 header */
+	crc0 = soft_icrc(&pk->src, &pk->dst, pk->ecn, 0, pk->buf, pk->len);
+	if (crc0 == want)
+		return true;
+	return solve_ip_id(&d->id_basis, pk, crc0, want, &id) &&
+	       soft_icrc(&pk->src, &pk->dst, pk->ecn, id, pk->buf, pk->len) == want &&
+	       id_plausible(t, id, d->now_ns);
+}
