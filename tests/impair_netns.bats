@@ -82,7 +82,7 @@ matrix() {
 		# shellcheck disable=SC2086
 		run timeout -k 2 240 ip netns exec "$NS_S" "$RDMAKIT" -j bw --timeout 60 --verify \
 			$args "$IP_R"
-		[[ $status -eq 0 ]] || fail "bw $args: exit $status: $(tail -c 600 <<<"$output")"
+		[[ $status -eq 0 ]] || fail "bw $args: exit $status: $(tail -c 600 <<<"$output"); server: $(tail -c 600 "$BATS_TEST_TMPDIR/srv.err")"
 		printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/run$n.json"
 		json_eval '(r,) = d["results"]
 want = int(sys.argv[2].split("-n ")[1])
