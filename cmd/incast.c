@@ -6,6 +6,7 @@
  * and the counters that explain them.  Ranks come from --serve/HOST, or
  * from the launcher (Open MPI, PMI, Slurm) with --coordinator.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ enum {
 	OPT_LINK_GBPS,
 	OPT_EXPECT_GBPS,
 	OPT_EXPECT_FAIRNESS,
+	OPT_INTERVAL,
 };
 
 static const struct opt_spec incast_opts_spec[] = {
@@ -39,6 +41,8 @@ static const struct opt_spec incast_opts_spec[] = {
 	{ "size", 's', "BYTES", "message size, k/m/g suffixes allowed (default 65536)" },
 	{ "duration", 'D', "SECONDS", "run every flow this long (default 5)" },
 	{ "bytes", OPT_BYTES, "BYTES", "move BYTES per flow instead, and time each flow" },
+	{ "interval", OPT_INTERVAL, "SECONDS", "sample each flow's goodput every SECONDS, like "
+					      "iperf3 -i" },
 	{ "qps", 'q', "N", "QPs per flow (default 1)" },
 	{ "coordinator", OPT_COORDINATOR, "HOST:PORT", "launcher mode: rank 0 serves at HOST:PORT" },
 	{ "rank", OPT_RANK, "N", "launcher mode: this process's rank (default: from the launcher)" },
@@ -148,6 +152,9 @@ static int incast_opt(void *ctx, int key, const char *arg)
 		return parse_double("incast", "--expect-gbps", arg, 0, 1e6, &x->expect_gbps);
 	case OPT_EXPECT_FAIRNESS:
 		return parse_double("incast", "--expect-fairness", arg, 0, 1, &x->expect_fairness);
+	case OPT_INTERVAL:
+		return parse_double("incast", "--interval", arg, PERF_MIN_INTERVAL, PERF_MAX_INTERVAL,
+				    &x->c.o.interval);
 	}
 	rc = perf_cli_option(&x->c, key, arg);
 	return rc == 1 ? EXIT_USAGE : rc;
@@ -277,6 +284,8 @@ static void preamble(struct report *r, const struct incast_result *res, bool coo
 		report_param(r, "Bytes per flow", "flow_bytes", REPORT_U64, RV_U64(res->flow_bytes));
 	else
 		report_param(r, "Duration", "duration_s", REPORT_DOUBLE, RV_DBL(t->duration));
+	if (t->interval > 0)
+		report_param(r, "Interval", "interval_s", REPORT_DOUBLE, RV_DBL(t->interval));
 	report_param(r, "QPs per flow", "qps", REPORT_U64, RV_U64(t->qps));
 	report_param(r, "TX depth", "tx_depth", REPORT_U64, RV_U64(t->tx_depth));
 	report_param(r, "Mtu", "mtu_bytes", REPORT_U64, RV_U64(res->mtu));
@@ -381,11 +390,70 @@ static void counters(struct printer *pr, const struct incast_result *res)
 	print_close(pr);
 }
 
+/* Goodput per interval (--interval): text one line per interval with the
+ * sum, the slowest and fastest flow and Jain's index over the flows that
+ * moved data in it; JSON each flow's bytes and goodput too. */
+static void intervals(struct printer *pr, const struct incast_result *res)
+{
+	unsigned n = 0;
+	double w = (double)res->interval_ns / 1e9;
+	double *good;
+
+	for (unsigned i = 0; i < res->nflows; i++)
+		if (res->flows[i].interval_bytes && res->flows[i].nintervals > n)
+			n = res->flows[i].nintervals;
+	if (!res->interval_ns || !(good = calloc(res->nflows ? res->nflows : 1, sizeof(*good))))
+		return;
+	print_fp(pr, " Intervals (goodput[Gb/sec]: sum, slowest .. fastest flow, Jain's index):\n");
+	print_float(pr, PRINT_JSON, "interval_s", NULL, w);
+	print_open_array(pr, "intervals");
+	for (unsigned k = 0; k < n; k++) {
+		double start = k * w, end = fmin((k + 1) * w, fmax(res->seconds, start));
+		double secs = end - start, lo = INFINITY, hi = 0;
+		uint64_t sum = 0;
+		unsigned ng = 0;
+
+		print_open_object(pr, NULL);
+		print_float(pr, PRINT_ANY, "start_s", " [%7.2f", start);
+		print_float(pr, PRINT_ANY, "end_s", "-%7.2f sec]", end);
+		print_open_array(pr, "flows");
+		for (unsigned i = 0; i < res->nflows; i++) {
+			const struct incast_flow *f = &res->flows[i];
+			uint64_t b = f->interval_bytes && k < f->nintervals ? f->interval_bytes[k] : 0;
+			double g = secs > 0 ? (double)b * 8 / secs / 1e9 : 0;
+
+			if (!f->interval_bytes)
+				continue;
+			print_open_object(pr, NULL);
+			print_uint(pr, PRINT_JSON, "flow", NULL, f->id);
+			print_uint(pr, PRINT_JSON, "bytes", NULL, b);
+			print_float(pr, PRINT_JSON, "goodput_gbps", NULL, g);
+			print_close(pr);
+			sum += b;
+			lo = fmin(lo, g);
+			hi = fmax(hi, g);
+			if (b)
+				good[ng++] = g;
+		}
+		print_close(pr);
+		print_uint(pr, PRINT_JSON, "bytes", NULL, sum);
+		print_float(pr, PRINT_ANY, "goodput_gbps", " %10.3f",
+			    secs > 0 ? (double)sum * 8 / secs / 1e9 : 0);
+		print_float(pr, PRINT_ANY, "slowest_gbps", "  %8.3f", isfinite(lo) ? lo : 0);
+		print_float(pr, PRINT_ANY, "fastest_gbps", " .. %-8.3f", hi);
+		print_float(pr, PRINT_ANY, "fairness_jain", " %.4f\n", incast_jain(good, ng));
+		print_close(pr);
+	}
+	print_close(pr);
+	free(good);
+}
+
 static void summary(struct report *r, const struct incast_result *res, double link_gbps)
 {
 	struct printer pr;
 
 	printer_init(&pr, r->out, r->json);
+	intervals(&pr, res);
 	print_open_object(&pr, "aggregate");
 	print_float(&pr, PRINT_ANY, "goodput_gbps", " Aggregate goodput[Gb/sec] : %.3f",
 		    res->aggregate_gbps);

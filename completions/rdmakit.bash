@@ -63,7 +63,7 @@ _rdmakit_command_opts()
 			'--histogram --hgrm --expect-p99-us --json --pretty --help'
 		;;
 	incast)
-		echo '--serve --senders --wait-timeout --local --pattern --op --size --duration --bytes --qps' \
+		echo '--serve --senders --wait-timeout --local --pattern --op --size --duration --bytes --interval --qps' \
 			'--coordinator --rank --world-size --link-gbps --expect-gbps --expect-fairness --max-memory' \
 			'--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --tx-depth --rx-depth' \
 			'--mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout' \
@@ -176,7 +176,7 @@ _rdmakit_option_value()
 	lat:-T|lat:--tos|lat:-u|lat:--qp-timeout|lat:--retry-cnt|lat:--rnr-retry|\
 	lat:--timeout|lat:--expect-p99-us|\
 	incast:--senders|incast:--wait-timeout|incast:--local|incast:-s|incast:--size|\
-	incast:-D|incast:--duration|incast:--bytes|incast:-q|incast:--qps|\
+	incast:-D|incast:--duration|incast:--bytes|incast:--interval|incast:-q|incast:--qps|\
 	incast:--coordinator|incast:--rank|incast:--world-size|incast:--link-gbps|\
 	incast:--expect-gbps|incast:--expect-fairness|incast:--max-memory|incast:--bind|incast:-p|incast:--port|\
 	incast:--udp-port|incast:-i|incast:--ib-port|incast:-x|incast:--gid-index|\

@@ -86,6 +86,59 @@ assert "InCEPkts" in r["counters"]["IpExt"]
 '
 }
 
+@test "incast --interval: each flow's goodput per interval adds up to its bytes, on every interval's line" {
+	# The senders ask for the sampling; the coordinator adopts it.
+	coordinator --senders 2 --json
+	run -0 timeout 30 "$RDMAKIT" incast --local 2 -p "$PORT" --bind "$ADDR2" -D 1 --interval 0.25 "$ADDR"
+	assert_line --regexp '^ Interval +: 0.25$'
+	assert_line --regexp '^ \[ +0.00- +0.25 sec\] +[0-9.]+ +[0-9.]+ \.\. [0-9.]+ +[01]\.[0-9]{4}$'
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/co.err"; false; }
+	json_check '
+assert d["params"]["interval_s"] == 0.25 and r["interval_s"] == 0.25
+iv, f = r["intervals"], r["flows"]
+longest = max(x["seconds"] for x in f)
+assert len(iv) == math.ceil(longest / 0.25 - 1e-9), (len(iv), longest)
+for k, x in enumerate(iv):
+    close(x["start_s"], 0.25 * k)
+    close(x["end_s"], min(0.25 * (k + 1), longest))
+    assert [y["flow"] for y in x["flows"]] == [y["flow"] for y in f]
+    assert x["bytes"] == sum(y["bytes"] for y in x["flows"])
+    secs = x["end_s"] - x["start_s"]
+    close(x["goodput_gbps"], x["bytes"] * 8 / secs / 1e9, 1e-6)
+    g = [y["goodput_gbps"] for y in x["flows"]]
+    close(x["slowest_gbps"], min(g)); close(x["fastest_gbps"], max(g))
+    moved = [v for v in g if v > 0]
+    close(x["fairness_jain"], sum(moved) ** 2 / (len(moved) * sum(v * v for v in moved)) if moved else 0)
+# Every byte a flow moved is in exactly one of its intervals.
+for y in f:
+    got = sum(z["bytes"] for x in iv for z in x["flows"] if z["flow"] == y["flow"])
+    assert got == y["bytes"], (got, y)
+# The middle intervals carry data on both flows.
+assert all(z["bytes"] > 0 for x in iv[1:-1] for z in x["flows"])
+'
+}
+
+@test "incast --interval: a run longer than 512 samples widens them, still adding up" {
+	coordinator --senders 1 --json --interval 0.01
+	run -0 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -D 6 -s 4096 "$ADDR"
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/co.err"; false; }
+	json_check '
+assert d["params"]["interval_s"] == 0.01
+assert r["interval_s"] == 0.02, r["interval_s"]
+iv, (f,) = r["intervals"], r["flows"]
+assert 290 <= len(iv) <= 512, len(iv)
+assert sum(x["flows"][0]["bytes"] for x in iv) == f["bytes"]
+'
+}
+
+@test "incast --interval: out of range is a usage error naming the range" {
+	run -2 "$RDMAKIT" incast --interval 0 127.0.0.1
+	assert_output --partial "--interval"
+	assert_output --partial "0.01"
+}
+
 @test "incast --bytes: every flow moves exactly BYTES and the FCT percentiles are its own flows' times" {
 	coordinator --senders 2 --json
 	bg "$BATS_TEST_TMPDIR/s1.out" "$BATS_TEST_TMPDIR/s1.err" \

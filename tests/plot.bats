@@ -266,7 +266,7 @@ PY
 	assert_line --partial ok
 }
 
-@test "plot incast: a bar per flow at its goodput, the FCT CDF, Jain's index in the legend; failed flows as crosses" {
+@test "plot incast: a bar per flow at its goodput, the FCT CDF, Jain's index in the legend; failed flows as crosses; goodput over time with --interval" {
 	fx=$RDMAKIT_ROOT/tests/fixtures/plot
 	dump_layout "$fx/incast.json"
 	run python3 - "$fx/incast.json" "$LAYOUT" <<'PY'
@@ -299,6 +299,52 @@ assert failed["label"] == "failed flows" and failed["marker"] == "cross"
 assert [(p["x"], p["y"]) for p in failed["points"]] == [(3.0, 0.0), (6.0, 0.0)], failed["points"]
 assert bars["points"][2]["y"] == 0 and len(cdf["points"]) == 6 and cdf["points"][-1]["y"] == 0.75
 print("ok")' "$LAYOUT"
+	assert_output ok
+	# With --interval (a real -D run of 4 flows): a line per flow over time,
+	# a point per interval at its middle and the flow's goodput in it; the
+	# per-flow bars move below (no completion times in a -D run).
+	dump_layout "$fx/incast-interval.json"
+	run python3 - "$fx/incast-interval.json" "$LAYOUT" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+lay = json.load(open(sys.argv[2]))
+top, bottom = lay["panels"]
+iv, flows = res["intervals"], res["flows"]
+assert top["x"]["label"] == "time (s)" and top["y"]["label"] == "goodput (Gb/s)"
+assert [s["label"] for s in top["series"]] == ["flow %d %s" % (f["flow"], f["sender"]) for f in flows]
+for s, f in zip(top["series"], flows):
+    assert s["style"] == "lines" and len(s["points"]) == len(iv)
+    for p, x in zip(s["points"], iv):
+        (g,) = [y["goodput_gbps"] for y in x["flows"] if y["flow"] == f["flow"]]
+        assert abs(p["x"] - (x["start_s"] + x["end_s"]) / 2) < 1e-9 and abs(p["y"] - g) < 1e-9 * max(1, g)
+# Page positions map back to the data on the linear axes.
+a, p0 = top["x"], top["series"][0]["points"][2]
+xs = [t for t in a["ticks"]]
+px = xs[0]["page"] + (p0["x"] - xs[0]["value"]) * (xs[-1]["page"] - xs[0]["page"]) / (xs[-1]["value"] - xs[0]["value"])
+assert abs(px - p0["px"]) < 0.01, (px, p0)
+(bars,) = bottom["series"]
+assert bottom["x"]["label"] == "flow" and bars["style"] == "bars" and len(bars["points"]) == len(flows)
+print("ok")
+PY
+	assert_output ok
+	# 18 flows of --bytes: the mean flow between the slowest and fastest, the FCT CDF below.
+	dump_layout "$fx/incast-interval-many.json"
+	run python3 - "$fx/incast-interval-many.json" "$LAYOUT" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+top, bottom = json.load(open(sys.argv[2]))["panels"]
+iv = res["intervals"]
+fast, mean, slow = top["series"]
+assert (fast["label"], mean["label"], slow["label"]) == ("fastest flow", "mean of 18 flows", "slowest flow")
+def same(a, b): return len(a) == len(b) and all(abs(x - y) <= 1e-9 * max(1, abs(y)) for x, y in zip(a, b))
+# (--dump-layout writes 12 significant digits)
+assert same([p["y"] for p in fast["points"]], [x["fastest_gbps"] for x in iv])
+assert same([p["y"] for p in slow["points"]], [x["slowest_gbps"] for x in iv])
+assert same([p["y"] for p in mean["points"]], [x["goodput_gbps"] / 18 for x in iv])
+(cdf,) = bottom["series"]
+assert cdf["style"] == "cdf" and len(cdf["points"]) == 18
+print("ok")
+PY
 	assert_output ok
 	# A sender's document has its own flows; a bw run is no incast.
 	run --separate-stderr "$RDMAKIT" plot --kind incast -o "$D/x.svg" "$D/bw.json"

@@ -17,6 +17,8 @@
 
 #define INCAST_MAX_RANKS 256
 #define INCAST_NAME_LEN 96
+/* --interval samples per flow; a longer run widens them (merging pairs). */
+#define INCAST_MAX_INTERVALS 512
 
 enum incast_pattern { INCAST_MANY_TO_ONE, INCAST_ALL_TO_ALL };
 
@@ -48,6 +50,11 @@ struct incast_flow {
 	bool verified;			/* --verify: what the receiver found */
 	bool failed;
 	char error[256];
+	/* --interval: bytes completed in each interval of interval_ns from
+	 * the start (owned; NULL without --interval or from an old sender). */
+	uint64_t *interval_bytes;
+	unsigned nintervals;
+	uint64_t interval_ns;
 };
 
 /* A counter's change over the run, from one source ("engine", "IpExt",
@@ -79,7 +86,9 @@ struct incast_result {
 	char engine[16];
 	char local_addr[64];
 	uint32_t mtu;
-	struct perf_opts test;		/* what ran (adopted) */
+	struct perf_opts test;		/* what ran (adopted); test.interval: asked for */
+	uint64_t interval_ns;		/* the flows' common interval (0: none), at
+					 * least the one asked for (see INCAST_MAX_INTERVALS) */
 	uint64_t flow_bytes;
 };
 

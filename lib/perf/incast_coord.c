@@ -432,10 +432,10 @@ int incast_coordinate(struct incast_opts *o, struct incast_result *r, char *err)
 		goto out;
 	}
 	run(&k);
+	r->test = o->p;		/* before folding: interval samples are read by it */
 	collect_results(&k);
 	r->pattern = o->pattern;
 	r->participants = 1 + o->senders;
-	r->test = o->p;
 	r->flow_bytes = o->flow_bytes;
 	snprintf(r->engine, sizeof(r->engine), "%s", xport_engine_name(k.node.dev));
 	snprintf(r->local_addr, sizeof(r->local_addr), "%s", k.node.local_addr);

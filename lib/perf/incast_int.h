@@ -28,6 +28,7 @@ struct incast_ep {
 	uint64_t *post_ns[PERF_MAX_QPS];	/* ring of tx_depth post times */
 	uint64_t msgs_posted, msgs_done, bytes_done, msgs_target;
 	uint64_t last_ns;		/* the latest completion */
+	uint64_t *ival_bytes;		/* --interval: bytes completed per interval */
 	bool posting_done, finished;
 	bool failed;
 	char error[256];
@@ -55,6 +56,8 @@ struct incast_node {
 	struct ctr_snapshot host_start;
 	bool host_sampled;
 	uint32_t mtu;
+	uint64_t ival_ns;		/* --interval: the width of ival_bytes' bins */
+	unsigned ival_used;		/* bins in use, every sender alike */
 	char name[INCAST_NAME_LEN];	/* ADDR, or ADDR:PORT off UDP 4791 */
 };
 

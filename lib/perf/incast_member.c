@@ -161,6 +161,7 @@ int incast_join(struct incast_opts *o, struct incast_result *r, char *err)
 	if (run(&n, &c, r, err) < 0)
 		goto out;
 	res = node_result(&n);
+	r->test = n.o.p;	/* before folding: interval samples are read by it */
 	incast_fold(r, res, NULL, err);
 	/* The receivers judge --verify; their verdicts are in the coordinator's
 	 * report and exit status, not known here. */
@@ -170,7 +171,6 @@ int incast_join(struct incast_opts *o, struct incast_result *r, char *err)
 		goto out;
 	oob_bye(&c, err);
 	r->pattern = n.o.pattern;
-	r->test = n.o.p;
 	r->flow_bytes = n.o.flow_bytes;
 	r->participants = n.size;
 	r->mtu = n.mtu;

@@ -162,7 +162,13 @@ int node_build(struct incast_node *n, const struct incast_flow_def *flows, unsig
 		}
 		if (e->is_src && n->o.flow_bytes)
 			e->msgs_target = (n->o.flow_bytes + p->size - 1) / p->size;
+		if (e->is_src && p->interval > 0 &&
+		    !(e->ival_bytes = calloc(INCAST_MAX_INTERVALS, sizeof(uint64_t)))) {
+			snprintf(err, XPORT_ERR_LEN, "out of memory");
+			return -1;
+		}
 	}
+	n->ival_ns = p->interval > 0 ? (uint64_t)(p->interval * 1e9) : 0;
 	{
 		struct xport_qp_info info;
 
@@ -294,6 +300,32 @@ static void check_recv(struct incast_node *n, struct incast_ep *e, unsigned q, u
 		}
 }
 
+/* Bytes completed at t_ns from the start into e's interval bins; past the
+ * last bin every sender's bins merge in pairs (twice as wide), as bw's. */
+static void interval_add(struct incast_node *n, struct incast_ep *e, uint64_t t_ns,
+			 uint64_t bytes)
+{
+	uint64_t i = t_ns / n->ival_ns;
+
+	while (i >= INCAST_MAX_INTERVALS) {
+		for (unsigned k = 0; k < n->neps; k++) {
+			uint64_t *b = n->eps[k].ival_bytes;
+
+			for (unsigned j = 0; b && j < INCAST_MAX_INTERVALS / 2; j++)
+				b[j] = b[2 * j] + b[2 * j + 1];
+			if (b)
+				memset(b + INCAST_MAX_INTERVALS / 2, 0,
+				       INCAST_MAX_INTERVALS / 2 * sizeof(*b));
+		}
+		n->ival_ns *= 2;
+		n->ival_used = (n->ival_used + 1) / 2;
+		i = t_ns / n->ival_ns;
+	}
+	e->ival_bytes[i] += bytes;
+	if (i + 1 > n->ival_used)
+		n->ival_used = (unsigned)i + 1;
+}
+
 static void complete(struct incast_node *n, const struct xport_wc *wc, uint64_t now)
 {
 	unsigned i = (unsigned)(wc->wr_id >> WR_EP_SHIFT);
@@ -320,6 +352,8 @@ static void complete(struct incast_node *n, const struct xport_wc *wc, uint64_t 
 	e->msgs_done++;
 	e->bytes_done += msg_len(n, e, seq * n->o.p.qps + q);
 	e->last_ns = now;
+	if (e->ival_bytes)
+		interval_add(n, e, now > n->t0 ? now - n->t0 : 0, msg_len(n, e, seq * n->o.p.qps + q));
 	if (e->posting_done && e->msgs_done == e->msgs_posted)
 		e->finished = true;
 }
@@ -483,7 +517,7 @@ static void check_write_target(struct incast_node *n, struct incast_ep *e)
 
 json_t *node_result(struct incast_node *n)
 {
-	json_t *flows = json_array(), *recv = json_array();
+	json_t *flows = json_array(), *recv = json_array(), *fl;
 
 	for (unsigned i = 0; i < n->neps; i++) {
 		struct incast_ep *e = &n->eps[i];
@@ -496,10 +530,19 @@ json_t *node_result(struct incast_node *n)
 				"bad_offset", (json_int_t)e->bad_offset));
 			continue;
 		}
-		json_array_append_new(flows, json_pack("{s:i, s:I, s:I, s:I, s:b, s:s}", "flow",
-			e->f.id, "bytes", (json_int_t)e->bytes_done, "messages",
-			(json_int_t)e->msgs_done, "ns", (json_int_t)(e->last_ns > n->t0 ?
-			e->last_ns - n->t0 : 0), "failed", e->failed, "error", e->error));
+		fl = json_pack("{s:i, s:I, s:I, s:I, s:b, s:s}", "flow", e->f.id, "bytes",
+			       (json_int_t)e->bytes_done, "messages", (json_int_t)e->msgs_done, "ns",
+			       (json_int_t)(e->last_ns > n->t0 ? e->last_ns - n->t0 : 0), "failed",
+			       e->failed, "error", e->error);
+		if (e->ival_bytes) {
+			json_t *b = json_array();
+
+			for (unsigned k = 0; k < n->ival_used; k++)
+				json_array_append_new(b, json_integer((json_int_t)e->ival_bytes[k]));
+			json_object_set_new(fl, "interval_ns", json_integer((json_int_t)n->ival_ns));
+			json_object_set_new(fl, "interval_bytes", b);
+		}
+		json_array_append_new(flows, fl);
 	}
 	return json_pack("{s:s, s:o, s:o, s:o, s:o}", "host_id", n->host_id, "flows", flows,
 			 "received", recv, "latency", latency_json(n->latency), "counters",
@@ -508,12 +551,14 @@ json_t *node_result(struct incast_node *n)
 
 void node_close(struct incast_node *n)
 {
-	for (unsigned i = 0; i < n->neps; i++)
+	for (unsigned i = 0; i < n->neps; i++) {
 		for (unsigned q = 0; q < PERF_MAX_QPS; q++) {
 			if (n->eps[i].qp[q])
 				xport_destroy_qp(n->dev, n->eps[i].qp[q]);
 			free(n->eps[i].post_ns[q]);
 		}
+		free(n->eps[i].ival_bytes);
+	}
 	if (n->cq)
 		xport_destroy_cq(n->dev, n->cq);
 	if (n->mr)

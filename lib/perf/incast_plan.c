@@ -76,12 +76,12 @@ json_t *incast_test_to_json(const struct incast_opts *o)
 {
 	const struct perf_opts *p = &o->p;
 
-	return json_pack("{s:s, s:s, s:I, s:f, s:I, s:i, s:i, s:i, s:i, s:b, s:i}", "pattern",
+	return json_pack("{s:s, s:s, s:I, s:f, s:I, s:i, s:i, s:i, s:i, s:b, s:i, s:f}", "pattern",
 			 incast_pattern_name(o->pattern), "op", perf_op_name(p->op), "size",
 			 (json_int_t)p->size, "duration_s", p->duration, "flow_bytes",
 			 (json_int_t)o->flow_bytes, "qps", p->qps, "tx_depth", p->tx_depth,
 			 "rx_depth", p->rx_depth, "mtu", p->mtu, "verify", p->verify, "set",
-			 o->p.explicit_set);
+			 o->p.explicit_set, "interval_s", p->interval);
 }
 
 int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
@@ -89,14 +89,16 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 	const char *pattern = NULL, *op = NULL;
 	json_int_t size = 0, bytes = 0;
 	int qps = 0, txd = 0, rxd = 0, mtu = 0, verify = 0, set = 0;
-	double duration = 0;
+	double duration = 0, interval = 0;
 
-	if (json_unpack(t, "{s:s, s:s, s:I, s:F, s:I, s:i, s:i, s:i, s:i, s:b, s:i}", "pattern",
-			&pattern, "op", &op, "size", &size, "duration_s", &duration, "flow_bytes",
-			&bytes, "qps", &qps, "tx_depth", &txd, "rx_depth", &rxd, "mtu", &mtu,
-			"verify", &verify, "set", &set) < 0 ||
+	/* interval_s is optional: senders before --interval do not send it. */
+	if (json_unpack(t, "{s:s, s:s, s:I, s:F, s:I, s:i, s:i, s:i, s:i, s:b, s:i, s?F}",
+			"pattern", &pattern, "op", &op, "size", &size, "duration_s", &duration,
+			"flow_bytes", &bytes, "qps", &qps, "tx_depth", &txd, "rx_depth", &rxd,
+			"mtu", &mtu, "verify", &verify, "set", &set, "interval_s", &interval) < 0 ||
 	    size < 1 || qps < 1 || txd < 1 || rxd < 1 || mtu < 0 || bytes < 0 ||
-	    !(duration >= 0) || (strcmp(op, "write") && strcmp(op, "send")) ||
+	    !(duration >= 0) ||
+	    (interval != 0 && !(interval >= PERF_MIN_INTERVAL && interval <= PERF_MAX_INTERVAL)) || (strcmp(op, "write") && strcmp(op, "send")) ||
 	    (strcmp(pattern, "incast") && strcmp(pattern, "all-to-all"))) {
 		snprintf(err, XPORT_ERR_LEN, "a participant sent test parameters this rdmakit "
 			 "cannot use");
@@ -113,6 +115,7 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 	o->p.mtu = (uint32_t)mtu;
 	o->p.verify = verify;
 	o->p.explicit_set = (unsigned)set;
+	o->p.interval = interval;
 	{
 		/* The command line's ranges; a run by --bytes has no duration. */
 		struct perf_opts check = o->p;
@@ -202,6 +205,9 @@ int incast_adopt(struct incast_opts *mine, const struct incast_opts *theirs, con
 	if (theirs->p.mtu && (!mine->p.mtu || theirs->p.mtu < mine->p.mtu))
 		mine->p.mtu = theirs->p.mtu;
 	mine->p.verify = mine->p.verify || theirs->p.verify;
+	/* Sampling costs nothing on the wire: the first who asks sets it. */
+	if (!mine->p.interval)
+		mine->p.interval = theirs->p.interval;
 	mine->p.explicit_set |= want;
 	return 0;
 }
@@ -254,6 +260,38 @@ static void add_counter(struct incast_result *r, const char *source, const char 
 	c->delta = delta;
 }
 
+/* A flow's interval samples from a node's result: at most
+ * INCAST_MAX_INTERVALS, in bins the asked-for interval doubled k times
+ * (how a node widens them); none at all is fine. */
+static int take_intervals(const struct incast_result *r, struct incast_flow *f, json_t *v)
+{
+	json_t *b = json_object_get(v, "interval_bytes"), *x;
+	json_int_t w = json_integer_value(json_object_get(v, "interval_ns"));
+	uint64_t base = (uint64_t)(r->test.interval * 1e9);
+	size_t n = json_array_size(b), i;
+
+	if (!b || !base)
+		return 0;
+	if (!json_is_array(b) || n > INCAST_MAX_INTERVALS || w <= 0)
+		return -1;
+	while (base < (uint64_t)w && base < (1ULL << 62))
+		base *= 2;
+	if (base != (uint64_t)w)
+		return -1;
+	free(f->interval_bytes);
+	f->interval_bytes = calloc(n ? n : 1, sizeof(*f->interval_bytes));
+	if (!f->interval_bytes)
+		return -1;
+	json_array_foreach(b, i, x) {
+		if (!json_is_integer(x) || json_integer_value(x) < 0)
+			return -1;
+		f->interval_bytes[i] = (uint64_t)json_integer_value(x);
+	}
+	f->nintervals = (unsigned)n;
+	f->interval_ns = (uint64_t)w;
+	return 0;
+}
+
 int incast_fold(struct incast_result *r, json_t *res, json_t *seen_hosts, char *err)
 {
 	json_t *flows = json_object_get(res, "flows"), *recv = json_object_get(res, "received");
@@ -279,6 +317,10 @@ int incast_fold(struct incast_result *r, json_t *res, json_t *seen_hosts, char *
 		f->bytes = (uint64_t)json_integer_value(json_object_get(v, "bytes"));
 		f->messages = (uint64_t)json_integer_value(json_object_get(v, "messages"));
 		f->seconds = (double)json_integer_value(json_object_get(v, "ns")) / 1e9;
+		if (take_intervals(r, f, v) < 0) {
+			snprintf(err, XPORT_ERR_LEN, "a participant sent malformed interval samples");
+			return -1;
+		}
 		if (json_is_true(json_object_get(v, "failed"))) {
 			f->failed = true;
 			snprintf(f->error, sizeof(f->error), "%s", e ? e : "failed");
@@ -332,6 +374,27 @@ static double nearest_rank(const double *v, unsigned n, double p)
 	return v[k ? k - 1 : 0];
 }
 
+/* Brings every flow's samples to the widest bins any node used (nodes
+ * widen theirs independently on long runs), so intervals line up. */
+static void common_intervals(struct incast_result *r)
+{
+	r->interval_ns = 0;
+	for (unsigned i = 0; i < r->nflows; i++)
+		if (r->flows[i].interval_ns > r->interval_ns)
+			r->interval_ns = r->flows[i].interval_ns;
+	for (unsigned i = 0; i < r->nflows; i++) {
+		struct incast_flow *f = &r->flows[i];
+
+		while (f->interval_bytes && f->interval_ns < r->interval_ns) {
+			for (unsigned k = 0; k < f->nintervals; k++)
+				f->interval_bytes[k / 2] = (k % 2 ? f->interval_bytes[k / 2] : 0) +
+							   f->interval_bytes[k];
+			f->nintervals = (f->nintervals + 1) / 2;
+			f->interval_ns *= 2;
+		}
+	}
+}
+
 void incast_finish_result(struct incast_result *r)
 {
 	double *good = calloc(r->nflows ? r->nflows : 1, sizeof(double));
@@ -357,6 +420,7 @@ void incast_finish_result(struct incast_result *r)
 			good[ngood++] = f->goodput_gbps;
 	}
 	r->aggregate_gbps = r->seconds > 0 ? (double)bytes * 8 / r->seconds / 1e9 : 0;
+	common_intervals(r);
 	r->fairness_jain = good ? incast_jain(good, ngood) : 0;
 	r->fair_flows = ngood;
 	r->has_fct = r->flow_bytes && nfct;
@@ -372,6 +436,8 @@ void incast_finish_result(struct incast_result *r)
 
 void incast_result_free(struct incast_result *r)
 {
+	for (unsigned i = 0; r->flows && i < r->nflows; i++)
+		free(r->flows[i].interval_bytes);
 	free(r->flows);
 	free(r->counters);
 	memset(r, 0, sizeof(*r));
