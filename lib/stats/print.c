@@ -12,8 +12,30 @@ void printer_init(struct printer *pr, FILE *out, bool json)
 	memset(pr, 0, sizeof(*pr));
 	pr->out = out ? out : stdout;
 	pr->json = json;
+	pr->text = !json;
 	if (json)
 		print_open_object(pr, NULL);
+}
+
+void printer_init_both(struct printer *pr, FILE *out)
+{
+	printer_init(pr, out, true);
+	pr->text = true;
+}
+
+unsigned printer_restrict(struct printer *pr, enum print_to to)
+{
+	unsigned saved = (pr->text ? PRINT_FP : 0) | (pr->json ? PRINT_JSON : 0);
+
+	pr->text = pr->text && (to & PRINT_FP);
+	pr->json = pr->json && (to & PRINT_JSON);
+	return saved;
+}
+
+void printer_restore(struct printer *pr, unsigned saved)
+{
+	pr->text = saved & PRINT_FP;
+	pr->json = saved & PRINT_JSON;
 }
 
 json_t *printer_take(struct printer *pr)
@@ -155,7 +177,7 @@ static int text(struct printer *pr, enum print_to to, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (pr->json || !(to & PRINT_FP) || !fmt)
+	if (!pr->text || !(to & PRINT_FP) || !fmt)
 		return 0;
 	va_start(ap, fmt);
 	n = vfprintf(pr->out, fmt, ap);
@@ -239,7 +261,7 @@ int print_fp(struct printer *pr, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (pr->json)
+	if (!pr->text)
 		return 0;
 	va_start(ap, fmt);
 	n = vfprintf(pr->out, fmt, ap);

@@ -29,7 +29,8 @@ enum print_to { PRINT_FP = 1, PRINT_JSON = 2, PRINT_ANY = PRINT_FP | PRINT_JSON 
 
 struct printer {
 	FILE *out;		/* text */
-	bool json;
+	bool text;		/* text goes to out */
+	bool json;		/* a JSON tree is built (both at once: printer_init_both) */
 	json_t **open;		/* JSON: the containers open now; open[0] is the root */
 	size_t depth, cap;
 	bool failed;		/* out of memory: printer_take returns NULL */
@@ -37,6 +38,13 @@ struct printer {
 
 /* JSON mode starts with an empty root object. */
 void printer_init(struct printer *pr, FILE *out, bool json);
+/* Text to out and the JSON tree at once (a run's text report, and its
+ * document for a picture: --plot). */
+void printer_init_both(struct printer *pr, FILE *out);
+/* Until printer_restore(pr, the value returned): only the forms in `to`
+ * (a field that sits in one place in text and another in JSON). */
+unsigned printer_restrict(struct printer *pr, enum print_to to);
+void printer_restore(struct printer *pr, unsigned saved);
 /* The root object (the caller owns it; NULL in text mode or after a
  * failure) and frees the rest.  Containers left open are closed. */
 json_t *printer_take(struct printer *pr);

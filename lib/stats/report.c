@@ -13,6 +13,19 @@
 
 #define RULE_WIDTH 87	/* perftest's RESULT_LINE */
 
+/* The document's frame: version, command, and where the rest goes. */
+static void skeleton(struct report *r)
+{
+	print_string(&r->pr, PRINT_JSON, "rdmakit", NULL, r->version);
+	print_string(&r->pr, PRINT_JSON, "command", NULL, r->command);
+	print_open_object(&r->pr, "params");
+	print_close(&r->pr);
+	print_open_array(&r->pr, "results");
+	print_close(&r->pr);
+	print_open_array(&r->pr, "errors");
+	print_close(&r->pr);
+}
+
 void report_init(struct report *r, const char *command, const char *version,
 		 bool json, bool pretty, FILE *out, FILE *err)
 {
@@ -24,16 +37,38 @@ void report_init(struct report *r, const char *command, const char *version,
 	r->out = out ? out : stdout;
 	r->err = err ? err : stderr;
 	printer_init(&r->pr, r->out, r->json);
-	if (!r->json)
+	if (r->json)
+		skeleton(r);
+}
+
+void report_keep_document(struct report *r)
+{
+	if (r->keep)
 		return;
-	print_string(&r->pr, PRINT_JSON, "rdmakit", NULL, version);
-	print_string(&r->pr, PRINT_JSON, "command", NULL, command);
-	print_open_object(&r->pr, "params");
-	print_close(&r->pr);
-	print_open_array(&r->pr, "results");
-	print_close(&r->pr);
-	print_open_array(&r->pr, "errors");
-	print_close(&r->pr);
+	if (r->json) {		/* built anyway: kept after it is printed */
+		r->keep = true;
+		return;
+	}
+	printer_take(&r->pr);
+	printer_init_both(&r->pr, r->out);
+	r->keep = true;
+	skeleton(r);
+}
+
+json_t *report_take_document(struct report *r)
+{
+	json_t *d = r->kept;
+
+	r->kept = NULL;
+	return d;
+}
+
+void report_printer_init(const struct report *r, struct printer *pr)
+{
+	if (r->keep && !r->json)
+		printer_init_both(pr, r->out);
+	else
+		printer_init(pr, r->out, r->json);
 }
 
 /* The document being built (JSON mode), still owned by the printer. */
@@ -46,17 +81,20 @@ void report_finish(struct report *r)
 {
 	json_t *d = printer_take(&r->pr);
 
-	if (d) {
+	if (d && r->json) {
 		/* 15 significant digits: 92.47 prints as 92.47, not 92.469999999999999. */
 		size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) |
 			       (r->pretty ? JSON_INDENT(2) : JSON_COMPACT);
 
 		json_dumpf(d, r->out, flags);
 		fputc('\n', r->out);
-		json_decref(d);
-	} else if (r->json) {
+	} else if (!d && r->json) {
 		fprintf(r->err, "rdmakit %s: out of memory for the JSON document\n", r->command);
 	}
+	if (r->keep)
+		r->kept = d;	/* the caller's now (report_take_document) */
+	else
+		json_decref(d);
 	free(r->widths);
 	r->widths = NULL;
 	r->widths_cap = 0;
@@ -84,7 +122,7 @@ static int put_value(struct printer *pr, const char *key, const struct report_co
 		break;
 	case REPORT_BOOL: print_bool(pr, PRINT_JSON, key, NULL, v.b, NULL, NULL); break;
 	}
-	if (!fmt || pr->json || !col->heading)
+	if (!fmt || !pr->text || !col->heading)
 		return 0;
 	report_format(cell, sizeof(cell), col, v);
 	return print_string(pr, PRINT_FP, NULL, fmt, cell);
@@ -194,9 +232,13 @@ void report_table_row(struct report *r, const struct report_value *vals)
 {
 	char fmt[16];
 
+	unsigned saved = 0;
+
 	if (r->fit && !r->json) {
-		keep_row(r, vals);
-		return;
+		keep_row(r, vals);	/* its text when the table ends */
+		if (!r->keep)
+			return;
+		saved = printer_restrict(&r->pr, PRINT_JSON);
 	}
 	print_open_array(&r->pr, "results");
 	print_open_object(&r->pr, NULL);
@@ -210,6 +252,8 @@ void report_table_row(struct report *r, const struct report_value *vals)
 	print_close(&r->pr);
 	print_close(&r->pr);
 	print_fp(&r->pr, "\n");
+	if (saved)
+		printer_restore(&r->pr, saved);
 }
 
 void report_table_fit(struct report *r, const struct report_col *cols, size_t ncols)
@@ -326,7 +370,7 @@ static void print_text_value(FILE *out, int indent, const char *key, json_t *v)
 
 void report_results_object(struct report *r, const char *rows_key, json_t *obj)
 {
-	if (!r->json) {
+	if (!r->pr.json || !doc(r)) {
 		json_decref(obj);
 		return;
 	}
@@ -339,8 +383,10 @@ void report_result(struct report *r, json_t *obj)
 	const char *k;
 	json_t *v;
 
+	if (r->pr.json && doc(r))
+		json_array_append(json_object_get(doc(r), "results"), obj);
 	if (r->json) {
-		json_array_append_new(json_object_get(doc(r), "results"), obj);
+		json_decref(obj);
 		return;
 	}
 	json_object_foreach(obj, k, v)
@@ -358,7 +404,7 @@ void report_error(struct report *r, const char *fmt, ...)
 	va_end(ap);
 	fprintf(r->err, "rdmakit %s: %s\n", r->command, msg);
 	/* The document's "errors", wherever the printer stands (a row open). */
-	if (r->json)
+	if (r->pr.json && doc(r))
 		json_array_append_new(json_object_get(doc(r), "errors"), print_json_string(msg));
 }
 

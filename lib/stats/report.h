@@ -64,12 +64,22 @@ struct report {
 	bool fit;		/* text: rows wait in cells until the table ends */
 	char **cells;		/* fit: nrows * ncols text cells */
 	size_t nrows, rows_cap;
+	bool keep;		/* text out, and the JSON document kept too */
+	json_t *kept;		/* after report_finish, with keep */
 };
 
 void report_init(struct report *r, const char *command, const char *version,
 		 bool json, bool pretty, FILE *out, FILE *err);
 /* Emits the JSON document (JSON mode) and frees everything. */
 void report_finish(struct report *r);
+/* Text mode: also build the JSON document -j would print (for --plot);
+ * after report_finish, report_take_document hands it over (a new
+ * reference; NULL without keep, or out of memory). */
+void report_keep_document(struct report *r);
+json_t *report_take_document(struct report *r);
+/* A printer for a section of the report's (report_results_object), in
+ * the report's own mode. */
+void report_printer_init(const struct report *r, struct printer *pr);
 
 /* A run parameter: " Engine          : soft" in text, params.engine in JSON. */
 void report_param(struct report *r, const char *label, const char *key,

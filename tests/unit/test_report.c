@@ -697,6 +697,85 @@ static void test_fit_table(struct unit *u)
 	cap_free(&c);
 }
 
+/* Every kind of call a command makes, in one order. */
+static void every_call(struct report *r)
+{
+	static const struct report_col fit_cols[] = {
+		{ "if", "interface", REPORT_STR, 0 },
+		{ "count", NULL, REPORT_U64, 0 },
+		{ NULL, "hidden", REPORT_U64, 0 },
+	};
+	const struct report_value fit_row[] = { RV_STR("lo"), RV_U64(3), RV_U64(9) };
+	const struct report_value row[] = { RV_U64(65536), RV_U64(1000), RV_DBL(92.47),
+					    RV_DBL(91.5), RV_DBL(0.174531) };
+	struct printer pr, *more;
+	unsigned saved;
+
+	report_param(r, "Engine", "engine", REPORT_STR, RV_STR("soft"));
+	report_table_begin(r, bw_cols, 5);
+	saved = printer_restrict(&r->pr, PRINT_FP);
+	print_fp(&r->pr, " [interval line]\n");
+	print_uint(&r->pr, PRINT_ANY, "text_only_here", " %llu\n", 7);
+	printer_restore(&r->pr, saved);
+	report_table_row(r, row);
+	more = report_row_more(r);
+	print_uint(more, PRINT_ANY, "extra", " extra %llu\n", 5);
+	report_row_done(r);
+	report_table_end(r);
+	report_error(r, "something went %s", "wrong");
+	report_table_fit(r, fit_cols, 3);
+	report_table_row(r, fit_row);
+	report_table_end(r);
+	report_result(r, json_pack("{s:i}", "answer", 42));
+	report_printer_init(r, &pr);
+	print_float(&pr, PRINT_ANY, "summary_gbps", " Summary %.1f\n", 12.5);
+	report_results_object(r, "rows", printer_take(&pr));
+}
+
+/* --plot's kept document: the text is what plain text mode prints, and the
+ * document what -j prints, from the same calls; in JSON mode it is kept
+ * after being printed. */
+static void test_keep_document(struct unit *u)
+{
+	struct capture text, kept, json;
+	json_t *want, *got;
+	char *a, *b;
+
+	cap_open(&text, "t", false, false);
+	every_call(&text.r);
+	cap_close(&text);
+	cap_open(&kept, "t", false, false);
+	report_keep_document(&kept.r);
+	every_call(&kept.r);
+	cap_close(&kept);
+	cap_open(&json, "t", true, false);
+	report_keep_document(&json.r);
+	every_call(&json.r);
+	cap_close(&json);
+	CHECK_STR(u, kept.obuf, text.obuf);
+	CHECK_STR(u, kept.ebuf, text.ebuf);
+	CHECK(u, !report_take_document(&text.r));
+	want = parse(json.obuf);
+	got = report_take_document(&kept.r);
+	a = json_dumps(want, JSON_SORT_KEYS);
+	b = json_dumps(got, JSON_SORT_KEYS);
+	CHECK(u, a && b);
+	if (a && b)
+		CHECK_STR(u, b, a);
+	CHECK_HAS(u, a ? a : "", "\"extra\": 5");
+	CHECK(u, a && !strstr(a, "text_only_here"));
+	free(a);
+	free(b);
+	json_decref(got);
+	got = report_take_document(&json.r);
+	CHECK(u, json_equal(got, want));
+	json_decref(got);
+	json_decref(want);
+	cap_free(&text);
+	cap_free(&kept);
+	cap_free(&json);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -718,5 +797,6 @@ int main(void)
 	RUN(&u, test_lossless_keys);
 	RUN(&u, test_real_precision);
 	RUN(&u, test_fit_table);
+	RUN(&u, test_keep_document);
 	return unit_done(&u);
 }
