@@ -40,6 +40,7 @@ static const struct opt_spec bw_opts[] = {
 						"(messages/sec)" },
 	{ "rate_limit_type", OPT_RATE_LIMIT_TYPE, "TYPE", "SW: software pacing (the only kind "
 							  "here; HW and PP are refused)" },
+	PERF_OPTS_PLOT,
 	OPTS_END,
 };
 
@@ -235,6 +236,7 @@ static void report_row(struct report *r, const struct bw_cli *b, const struct pe
 {
 	struct report_value v[8];
 	struct printer *pr;
+	unsigned saved;
 	size_t n = 0;
 
 	v[n++] = RV_U64(res->bytes_per_msg);
@@ -246,12 +248,14 @@ static void report_row(struct report *r, const struct bw_cli *b, const struct pe
 		v[n++] = RV_DBL(res->cpu_util_percent);
 	v[n++] = RV_DBL(res->seconds);
 	/* Text: the interval lines, then the row; JSON: the row holds them. */
-	if (!r->json)
-		intervals(&r->pr, b, res);
+	saved = printer_restrict(&r->pr, PRINT_FP);
+	intervals(&r->pr, b, res);
+	printer_restore(&r->pr, saved);
 	report_table_row(r, v);
 	pr = report_row_more(r);
-	if (r->json)
-		intervals(pr, b, res);
+	saved = printer_restrict(pr, PRINT_JSON);
+	intervals(pr, b, res);
+	printer_restore(pr, saved);
 	row_details(pr, b, res, soft);
 	report_row_done(r);
 }

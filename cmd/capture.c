@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "flows.h"
 #include "linktype.h"
+#include "plot.h"
 #include "record.h"
 #include "render.h"
 #include "report.h"
@@ -22,6 +23,7 @@ enum {
 	OPT_NO_ICRC,
 	OPT_UTC,
 	OPT_MAX_FLOWS,
+	OPT_PLOT,
 };
 
 static const struct opt_spec capture_opts[] = {
@@ -43,6 +45,8 @@ static const struct opt_spec capture_opts[] = {
 	{ "utc", OPT_UTC, NULL, "print times of day in UTC" },
 	{ "max-flows", OPT_MAX_FLOWS, "N", "diagnose at most N flows, about 50 KB each; count the "
 					"rest (default 10000)" },
+	{ "plot", OPT_PLOT, "FILE", "also draw the busiest QP's sequence graph into FILE (.svg, "
+				    ".png or .pdf), as rdmakit plot would" },
 	OPTS_END,
 };
 
@@ -50,7 +54,7 @@ static const struct cmd_usage capture_usage = {
 	.cmd = "capture",
 	.synopsis = "[-i IFACE | -r FILE] [-w FILE [-C MB] [-W N]] [-c COUNT] [-s SNAPLEN]\n"
 		    "[-B KIB] [-U] [-l] [-D] [--udp-port N] [-v] [--summary] [--json]\n"
-		    "[--no-icrc] [--max-flows N] [BPF FILTER ...]",
+		    "[--no-icrc] [--max-flows N] [--plot FILE] [BPF FILTER ...]",
 	.description = "Decode RoCEv2, RoCEv1 and native InfiniBand packets, live or from a capture\n"
 		       "file: one line per packet with opcode, QP, PSN, extended headers and ICRC,\n"
 		       "then (with --summary, or at the end of a live capture) a per-flow diagnosis:\n"
@@ -62,6 +66,7 @@ static const struct cmd_usage capture_usage = {
 struct capture_opts {
 	struct source_opts src;
 	const char *write;
+	const char *plot;
 	uint64_t file_mb, file_count, count, max_flows;
 	bool packet_buffered, line_buffered, list, verbose, summary, no_icrc, utc;
 	uint16_t port;
@@ -106,6 +111,12 @@ static int capture_opt(void *ctx, int key, const char *arg)
 	case OPT_UTC: o->utc = true; break;
 	case OPT_MAX_FLOWS:
 		rc = parse_u64("capture", "--max-flows", arg, 1, 10000000, false, &o->max_flows);
+		break;
+	case OPT_PLOT:
+		if (plot_format_of(arg) == PLOT_FMT_NONE)
+			return usage_error("capture", "--plot '%s': name the picture .svg, .png or .pdf",
+					   arg);
+		o->plot = arg;
 		break;
 	default: return EXIT_USAGE;
 	}
@@ -169,6 +180,8 @@ struct capture_run {
 	struct capture_pipe pipe;	/* decodes into flows, emits through emit_packet */
 	struct time_cache tc;
 	bool json, print_packets;
+	json_t *plot_pkts;		/* --plot: each packet as -j writes it */
+	uint64_t plot_dropped;		/* past PLOT_MAX_PACKETS */
 	char line[4096];
 };
 
@@ -202,7 +215,15 @@ static void emit_packet(struct capture_run *r, const struct pkt_view *v)
 
 static void emit_cb(void *ctx, const struct pkt_view *v)
 {
-	emit_packet(ctx, v);
+	struct capture_run *r = ctx;
+
+	emit_packet(r, v);
+	if (!r->plot_pkts)
+		return;
+	if (json_array_size(r->plot_pkts) >= PLOT_MAX_PACKETS)
+		r->plot_dropped++;
+	else
+		json_array_append_new(r->plot_pkts, render_packet_json(v, false));
 }
 
 static void no_roce_note(const struct capture_opts *o)
@@ -265,21 +286,58 @@ static int validate(const struct capture_opts *o)
 	return 0;
 }
 
-/* The diagnosis: a table and findings, or one JSON line {"summary": ...}. */
-static void summary(const struct flow_table *flows, bool json)
+/* The diagnosis: a table and findings, or one JSON line {"summary": ...};
+ * with keep, also that line's object (a new reference), for --plot. */
+static void summary(const struct flow_table *flows, bool json, bool print, json_t **keep)
 {
 	struct printer pr;
 	json_t *o;
 
-	printer_init(&pr, stdout, json);
+	if (!print && keep)
+		printer_init(&pr, stdout, true);
+	else if (keep && !json)
+		printer_init_both(&pr, stdout);
+	else
+		printer_init(&pr, stdout, json);
+	if (!print)
+		printer_restrict(&pr, PRINT_JSON);
 	print_open_object(&pr, "summary");
 	render_summary(&pr, flows);
 	print_close(&pr);
 	o = printer_take(&pr);
-	if (o)
+	if (keep)
+		*keep = json_incref(o);
+	if (o && json && print)
 		report_emit(stdout, o);
-	else if (json)
+	else if (!o && (json || keep))
 		fprintf(stderr, "rdmakit capture: out of memory for the summary's JSON\n");
+	else
+		json_decref(o);
+}
+
+/* --plot: the capture's sequence graph, from what -j would have written. */
+static int draw(struct capture_run *r, json_t *summary_line)
+{
+	char err[PLOT_ERR_LEN], name[600];
+	json_t *doc;
+	int rc = 0;
+
+	snprintf(name, sizeof(name), "rdmakit capture %s %.500s", r->o->src.file ? "-r" : "-i",
+		 r->o->src.file ? r->o->src.file : r->o->src.iface);
+	if (r->plot_dropped) {
+		fprintf(stderr, "rdmakit capture: --plot: more than %d packets: plot a part of the "
+			"capture (-c N, or a filter)\n", PLOT_MAX_PACKETS);
+		json_decref(summary_line);
+		return EXIT_RUNTIME;
+	}
+	doc = json_pack("{s:O, s:o}", "capture_packets", r->plot_pkts, "capture_summary",
+			summary_line ? summary_line : json_object());
+	if (!doc || plot_document(doc, name, r->o->plot, err) < 0) {
+		fprintf(stderr, "rdmakit capture: --plot: %s\n", doc ? err : "out of memory");
+		rc = EXIT_RUNTIME;
+	}
+	json_decref(doc);
+	return rc;
 }
 
 int cmd_capture(int argc, char **argv, const struct global_opts *gin)
@@ -290,7 +348,7 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 	struct sink sink, *sinkp = NULL;
 	char err[SOURCE_ERR_LEN] = "";
 	char *filter;
-	int first, rc;
+	int first, rc, plot_rc = 0;
 
 	rc = opts_parse(&capture_usage, argc, argv, &g, capture_opt, &o, &first);
 	if (rc)
@@ -328,6 +386,10 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 		setvbuf(stdout, NULL, _IOLBF, 0);
 	else
 		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	if (o.plot && !(r.plot_pkts = json_array())) {
+		rc = runtime_error("capture", "out of memory");
+		goto out;
+	}
 	flows_init(&r.flows);
 	r.flows.max_flows = (size_t)o.max_flows;
 	r.pipe = (struct capture_pipe){ .flows = &r.flows, .dlt = r.src.dlt, .port = o.port,
@@ -336,19 +398,27 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 	rc = capture_loop(&r, sinkp, err);
 	if (sinkp)
 		sink_close(sinkp);
-	if (r.print_packets || o.summary || r.src.live) {
+	{
 		bool json = r.json && !(o.write && strcmp(o.write, "-") == 0);
+		bool print = (r.print_packets || o.summary || r.src.live) &&
+			     (json || o.summary || r.src.live);
+		json_t *line = NULL;
 
-		if (json || o.summary || r.src.live)
-			summary(&r.flows, json);
+		if (print || o.plot)
+			summary(&r.flows, json, print, o.plot ? &line : NULL);
+		fflush(stdout);
+		if (o.plot)
+			plot_rc = draw(&r, line);
 	}
-	fflush(stdout);
 	if (r.src.live && !r.pipe.rdma_packets)
 		no_roce_note(&o);
 	if (rc)
 		runtime_error("capture", "%s", err);
+	else
+		rc = plot_rc;
 	flows_free(&r.flows);
 out:
+	json_decref(r.plot_pkts);
 	source_close(&r.src);
 	free(filter);
 	return rc;

@@ -58,6 +58,7 @@ static const struct opt_spec incast_opts_spec[] = {
 	{ "rx-depth", 'r', "N", "receives posted per QP (send; default 512)" },
 	PERF_OPTS_TRANSPORT,
 	PERF_OPTS_DCQCN,
+	PERF_OPTS_PLOT,
 	OPTS_END,
 };
 
@@ -452,7 +453,7 @@ static void summary(struct report *r, const struct incast_result *res, double li
 {
 	struct printer pr;
 
-	printer_init(&pr, r->out, r->json);
+	report_printer_init(r, &pr);
 	intervals(&pr, res);
 	print_open_object(&pr, "aggregate");
 	print_float(&pr, PRINT_ANY, "goodput_gbps", " Aggregate goodput[Gb/sec] : %.3f",
@@ -527,6 +528,7 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	struct incast_cli *x = calloc(1, sizeof(*x));
 	struct incast_result *res = calloc(1, sizeof(*res));
 	char host[256], err[XPORT_ERR_LEN];
+	const char *plot = NULL;
 	FILE *quiet = NULL;
 	struct report r;
 	int first, rc;
@@ -566,6 +568,10 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	quiet = x->coordinator && !x->serve ? fopen("/dev/null", "w") : NULL;
 	report_init(&r, "incast", RDMAKIT_VERSION, g.json, g.pretty, quiet ? quiet : stdout,
 		    stderr);
+	/* Under a launcher only rank 0 draws (one FILE, one writer). */
+	plot = x->c.plot_path && !quiet ? x->c.plot_path : NULL;
+	if (plot)
+		report_keep_document(&r);
 	if (x->serve) {
 		if (!g.json && !x->coordinator) {
 			printf("Waiting for %u senders on port %u...\n", x->o.senders, x->o.p.port);
@@ -579,6 +585,7 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	if (rc < 0) {
 		report_error(&r, "%s", err);
 		report_finish(&r);
+		json_decref(report_take_document(&r));	/* no run to draw */
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
@@ -591,6 +598,8 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 	}
 	rc = verdict(&r, x, res);
 	report_finish(&r);
+	if (plot)
+		rc = perf_cli_plot("incast", plot, &r, rc);
 out:
 	if (quiet)
 		fclose(quiet);

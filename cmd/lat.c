@@ -22,6 +22,7 @@ static const struct opt_spec lat_opts[] = {
 	{ "histogram", OPT_HISTOGRAM, NULL, "print an aligned text histogram of the latencies" },
 	{ "hgrm", OPT_HGRM, "FILE", "write HdrHistogram's percentile distribution to FILE" },
 	{ "expect-p99-us", OPT_EXPECT_P99, "USEC", "exit 1 if the 99th percentile exceeds USEC" },
+	PERF_OPTS_PLOT,
 	OPTS_END,
 };
 

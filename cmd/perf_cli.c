@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "perf_cli.h"
+#include "plot.h"
 
 void perf_cli_signals(void)
 {
@@ -193,6 +195,11 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		c->inline_set = true;
 		break;
 	case OPT_CPU_UTIL: c->cpu_util = true; break;
+	case OPT_PLOT:
+		if (plot_format_of(arg) == PLOT_FMT_NONE)
+			return usage_error(cmd, "--plot '%s': name the picture .svg, .png or .pdf", arg);
+		c->plot_path = arg;
+		break;
 	case OPT_DCQCN:
 	case OPT_DCQCN_G:
 	case OPT_DCQCN_K_US:
@@ -269,6 +276,9 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 		o->host = argv[first];
 	if (c->persistent && *role != PERF_SERVER)
 		return usage_error(c->cmd, "--persistent is for the server: drop it, or drop HOST");
+	if (c->plot_path && *role == PERF_SERVER)
+		return usage_error(c->cmd, "--plot draws the client's run: give it to the client, "
+				   "or drop it");
 	{
 		char err[XPORT_ERR_LEN];
 
@@ -368,6 +378,25 @@ void perf_cli_say_refused(void *ctx, const char *why)
 	fflush(stderr);
 }
 
+int perf_cli_plot(const char *cmd, const char *path, struct report *r, int rc)
+{
+	json_t *doc = report_take_document(r);
+	char err[PLOT_ERR_LEN] = "out of memory for the run's document", name[96];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	/* The subtitle: which run, and when (it just ended). */
+	gmtime_r(&now, &tm);
+	snprintf(name, sizeof(name), "rdmakit %s --plot, ", cmd);
+	strftime(name + strlen(name), sizeof(name) - strlen(name), "%Y-%m-%d %H:%M UTC", &tm);
+	if (!doc || plot_document(doc, name, path, err) < 0) {
+		fprintf(stderr, "rdmakit %s: --plot: %s\n", cmd, err);
+		rc = rc ? rc : EXIT_RUNTIME;
+	}
+	json_decref(doc);
+	return rc;
+}
+
 int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
 		 perf_client_fn client, void *ctx)
 {
@@ -384,6 +413,8 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		o.refused_ctx = (void *)c->cmd;
 
 		report_init(&r, c->cmd, RDMAKIT_VERSION, g->json, g->pretty, stdout, stderr);
+		if (c->plot_path)
+			report_keep_document(&r);
 		if (role == PERF_SERVER && !g->json) {
 			printf("Waiting for a client on port %u...\n", o.port);
 			perf_cli_warn_open(c, NULL);
@@ -399,6 +430,7 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		if (rc < 0) {
 			report_error(&r, "%s", err);
 			report_finish(&r);
+			json_decref(report_take_document(&r));	/* no run to draw */
 			return EXIT_RUNTIME;
 		}
 		c->o = o;	/* what the server adopted, for the preamble */
@@ -415,6 +447,8 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		}
 		perf_close(s);
 		report_finish(&r);
+		if (c->plot_path)
+			rc = perf_cli_plot(c->cmd, c->plot_path, &r, rc);
 	} while (c->persistent && !cmd_stop);
 	return rc;
 }

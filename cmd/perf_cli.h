@@ -35,6 +35,7 @@ enum {
 	OPT_DCQCN_RHAI,
 	OPT_DCQCN_MIN,
 	OPT_AUTH_KEY,
+	OPT_PLOT,
 	/* command-specific options start here */
 	OPT_PERF_CMD = OPT_LONG_ONLY + 60,
 };
@@ -76,6 +77,11 @@ enum {
 	{ "verify", OPT_VERIFY, NULL, "check every byte moved; exit 1 on a mismatch" },        \
 	{ "timeout", OPT_TIMEOUT, "SECONDS", "wait this long for the peer (default 10)" }
 
+/* The run's picture, as `rdmakit plot` draws its JSON (bw, lat, incast). */
+#define PERF_OPTS_PLOT                                                                     \
+	{ "plot", OPT_PLOT, "FILE", "also draw the run into FILE (.svg, .png or .pdf), as "  \
+				    "rdmakit plot would" }
+
 #define PERF_OPTS_COMMON(OP_DEFAULT)                                                       \
 	PERF_OPTS_ENDPOINT,                                                                \
 	{ "op", OPT_OP, "OP", "write, read, send or atomic (default " OP_DEFAULT ")" },       \
@@ -109,6 +115,7 @@ struct perf_cli {
 	const char *ib_dev;
 	int gid_index;
 	const char *auth_key_file;	/* --auth-key, else $RDMAKIT_AUTH_KEY_FILE */
+	const char *plot_path;		/* --plot FILE */
 	struct oob_key auth_key;
 };
 
@@ -124,6 +131,9 @@ int perf_cli_load_key(struct perf_cli *c);
 void perf_cli_say_refused(void *ctx, const char *why);
 /* A server without a key says who can use it (a text line on stdout). */
 void perf_cli_warn_open(const struct perf_cli *c, const char *listen_addr);
+/* --plot FILE: after report_finish of a report that kept its document,
+ * draws it; returns rc, or EXIT_RUNTIME after one line on a failure. */
+int perf_cli_plot(const char *cmd, const char *path, struct report *r, int rc);
 /* Checks option combinations, picks the role from the operands. */
 int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum perf_role *role);
 /* The preamble lines (engine, address, op, QPs, MTU...). */

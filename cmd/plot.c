@@ -258,7 +258,8 @@ static int plot_checks(struct plot_cli *o, const struct global_opts *g, int nfil
 int cmd_plot(int argc, char **argv, const struct global_opts *gin)
 {
 	struct global_opts g = *gin;
-	struct plot_cli o = { .width = 1000, .height = 640, .po = { .qp = -1 } };
+	struct plot_cli o = { .width = PLOT_DEFAULT_WIDTH, .height = PLOT_DEFAULT_HEIGHT,
+			      .po = { .qp = -1 } };
 	int first, rc;
 
 	rc = opts_parse(&plot_usage, argc, argv, &g, plot_opt, &o, &first);

@@ -37,7 +37,7 @@ _rdmakit_command_opts()
 	capture)
 		echo '--interface --read --write --file-size --file-count --count' \
 			'--snaplen --buffer-size --packet-buffered --line-buffered' \
-			'--list-interfaces --udp-port --verbose --summary --no-icrc --utc --max-flows' \
+			'--list-interfaces --udp-port --verbose --summary --no-icrc --utc --max-flows --plot' \
 			'--json --pretty --help'
 		;;
 	devices)
@@ -55,12 +55,12 @@ _rdmakit_command_opts()
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
 			'--interval --unit --expect-gbps --limit_bw --expect-mpps --limit_msgrate' \
 			'--bidirectional --cq-mod --post_list --post-list --rate_limit --rate_units --rate_limit_type' \
-			'--json --pretty --help'
+			'--plot --json --pretty --help'
 		;;
 	lat)
 		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --max-memory --inline_size --rdma-cm --rdma_cm --cpu_util' \
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
-			'--histogram --hgrm --expect-p99-us --json --pretty --help'
+			'--histogram --hgrm --expect-p99-us --plot --json --pretty --help'
 		;;
 	incast)
 		echo '--serve --senders --wait-timeout --local --pattern --op --size --duration --bytes --interval --qps' \
@@ -68,7 +68,7 @@ _rdmakit_command_opts()
 			'--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --tx-depth --rx-depth' \
 			'--mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout' \
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
-			'--json --pretty --help'
+			'--plot --json --pretty --help'
 		;;
 	esac
 }
@@ -160,7 +160,8 @@ _rdmakit_option_value()
 		done
 		echo "words$names"
 		;;
-	lat:--hgrm|bw:--auth-key|lat:--auth-key|incast:--auth-key)
+	lat:--hgrm|bw:--auth-key|lat:--auth-key|incast:--auth-key|\
+	bw:--plot|lat:--plot|incast:--plot|capture:--plot)
 		echo file
 		;;
 	bw:--bind|bw:-p|bw:--port|bw:--udp-port|bw:-i|bw:--ib-port|bw:-x|bw:--gid-index|\

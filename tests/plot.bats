@@ -350,3 +350,80 @@ PY
 	run --separate-stderr "$RDMAKIT" plot --kind incast -o "$D/x.svg" "$D/bw.json"
 	assert_one_line_error 2 'a bw run cannot be drawn as --kind incast'
 }
+
+# same_pdf_text A B: the two PDFs read the same, but for their subtitles
+# (a JSON file's name, or which run and when for --plot).
+same_pdf_text() {
+	local drop='/--plot, [0-9]|\.json($|:)|^rdmakit capture -r /d'
+	diff <(pdftotext "$1" - | sed -E "$drop") <(pdftotext "$2" - | sed -E "$drop")
+}
+
+@test "--plot on bw, lat and capture: the run's picture, as plot draws its JSON; text output unchanged" {
+	require_tool pdftotext "reading the PDF's text back"
+	T=$BATS_TEST_TMPDIR
+	# -j and --plot: the document printed is the one drawn.
+	"$RDMAKIT" -j bw --loopback -a -n 50 --plot "$T/bw-run.pdf" >"$T/bw-run.json"
+	"$RDMAKIT" plot -o "$T/bw-plot.pdf" "$T/bw-run.json"
+	run same_pdf_text "$T/bw-run.pdf" "$T/bw-plot.pdf"
+	assert_success
+	run pdftotext "$T/bw-run.pdf" -
+	assert_line --regexp '^rdmakit bw --plot, [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC$'
+	# Text and --plot: the text as always (no JSON on stdout), the picture beside it.
+	run -0 "$RDMAKIT" lat --loopback -n 300 -s 64 --plot "$T/lat.png"
+	assert_line --regexp '^ #bytes +#iterations +t_min'
+	refute_output --partial '{'
+	run python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read(24)
+assert b[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", b[16:24]) == (1000, 640)
+print("ok")' "$T/lat.png"
+	assert_output ok
+	run -0 "$RDMAKIT" bw --loopback -s 4096 -n 200 --interval 0.01 --plot "$T/bw.svg"
+	assert_line --regexp '^ 4096 +200 '
+	refute_output --partial '{'
+	python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$T/bw.svg"
+	# A capture: its busiest QP's sequence graph, as from its JSON lines.
+	fx=$D/fx
+	run -0 "$RDMAKIT" capture -r "$fx/retransmit.pcap" --plot "$T/seq-run.pdf"
+	assert_line --partial 'RC RDMA Write Only qp 0x000012 psn 106'
+	"$RDMAKIT" -j capture -r "$fx/retransmit.pcap" >"$T/seq.json"
+	"$RDMAKIT" plot -o "$T/seq-plot.pdf" "$T/seq.json"
+	run same_pdf_text "$T/seq-run.pdf" "$T/seq-plot.pdf"
+	assert_success
+	run -0 "$RDMAKIT" capture -r "$fx/retransmit.pcap" --summary --plot "$T/seq-sum.pdf"
+	run same_pdf_text "$T/seq-sum.pdf" "$T/seq-plot.pdf"
+	assert_success
+}
+
+@test "--plot on incast: the coordinator draws goodput over time" {
+	require_tool pdftotext "reading the PDF's text back"
+	load perf_helper
+	T=$BATS_TEST_TMPDIR
+	port=$(free_port)
+	"$RDMAKIT" incast --serve --senders 2 -p "$port" --bind 127.0.0.1 -D 1 --interval 0.1 \
+		--plot "$T/incast.pdf" >"$T/co.txt" 2>&1 &
+	co=$!
+	wait_listen "$port"
+	run -0 timeout 30 "$RDMAKIT" incast --local 2 -p "$port" --bind 127.0.0.2 127.0.0.1
+	wait "$co"
+	run pdftotext -layout "$T/incast.pdf" -
+	assert_line --regexp '^ *rdmakit incast: WRITE, soft engine'
+	assert_output --partial 'time (s)'
+	assert_output --partial 'flow 1 127.0.0.2#1'
+	grep -q '^ Intervals' "$T/co.txt"
+}
+
+@test "--plot: a name plot cannot draw is a usage error; a server has nothing to draw; an unwritable FILE fails after the run" {
+	run --separate-stderr "$RDMAKIT" bw --loopback --plot "$D/x.txt"
+	assert_one_line_error 2 "--plot '$D/x.txt': name the picture .svg, .png or .pdf"
+	run --separate-stderr "$RDMAKIT" capture -r "$D/fx/retransmit.pcap" --plot x.gif
+	assert_one_line_error 2 "name the picture .svg, .png or .pdf"
+	run --separate-stderr "$RDMAKIT" bw --plot "$D/x.png"
+	assert_one_line_error 2 "--plot draws the client's run: give it to the client, or drop it"
+	# The run's report stands; the picture's failure is one line and exit 3.
+	run --separate-stderr "$RDMAKIT" bw --loopback -n 100 --plot "$BATS_TEST_TMPDIR/no/such/dir/x.png"
+	[ "$status" -eq 3 ]
+	[[ $output == *"#bytes"* ]]
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	[[ $stderr == "rdmakit bw: --plot: "*"No such file or directory"* ]] || fail "stderr: $stderr"
+	[ ! -e "$BATS_TEST_TMPDIR/no" ]
+}

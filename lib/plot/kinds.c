@@ -349,3 +349,26 @@ int plot_build(struct plot_layout *l, enum plot_kind kind, const struct plot_inp
 	plot_place(l);
 	return 0;
 }
+
+int plot_document(const json_t *doc, const char *name, const char *path, char *err)
+{
+	struct plot_input in = { .doc = (json_t *)doc, .name = name };
+	struct plot_options opt = { .qp = -1 };
+	enum plot_format fmt = plot_format_of(path);
+	struct plot_layout l;
+	enum plot_kind kind;
+	int rc;
+
+	if (fmt == PLOT_FMT_NONE) {
+		snprintf(err, PLOT_ERR_LEN, "%s: name the picture .svg, .png or .pdf", path);
+		return -1;
+	}
+	kind = plot_kind_of(doc, name, err);
+	if (kind == PLOT_KIND_NONE ||
+	    plot_build(&l, kind, &in, 1, PLOT_DEFAULT_WIDTH, PLOT_DEFAULT_HEIGHT, &opt, err) < 0)
+		return -1;
+	rc = plot_draw(&l, fmt, path, err);
+	plot_layout_free(&l);
+	plot_release();
+	return rc;
+}

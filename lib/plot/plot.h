@@ -163,6 +163,15 @@ int plot_draw(const struct plot_layout *l, enum plot_format fmt, const char *pat
  * leak checker sees only real leaks. */
 void plot_release(void);
 
+/* The page a picture gets unless told (plot --size). */
+#define PLOT_DEFAULT_WIDTH 1000
+#define PLOT_DEFAULT_HEIGHT 640
+
+/* The picture of one document (a run's, for --plot) into path, its format
+ * by the extension, its kind guessed, at the default size: 0, or -1 with
+ * err. */
+int plot_document(const json_t *doc, const char *name, const char *path, char *err);
+
 /* The layout as JSON (--dump-layout): a new reference. */
 json_t *plot_layout_json(const struct plot_layout *l);
 
