@@ -273,6 +273,7 @@ static void preamble(struct report *r, const struct incast_result *res, bool coo
 	const struct perf_opts *t = &res->test;
 	char who[64];
 
+	report_start_time(r);
 	report_param(r, "Pattern", "pattern", REPORT_STR, RV_STR(incast_pattern_name(res->pattern)));
 	report_param(r, "Role", "role", REPORT_STR, RV_STR(coordinator ? "coordinator" : "sender"));
 	snprintf(who, sizeof(who), "%u", res->participants);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "perf_cli.h"
 #include "plot.h"
@@ -336,6 +335,7 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 	const char *op = o->op == PERF_ATOMIC ? (o->atomic_cas ? "atomic CMP_AND_SWAP" :
 				  "atomic FETCH_AND_ADD") : perf_op_name(o->op);
 
+	report_start_time(r);
 	report_param(r, "Engine", "engine", REPORT_STR, RV_STR(perf_engine(s)));
 	report_param(r, "Role", "role", REPORT_STR, RV_STR(roles[role]));
 	report_param(r, "Local address", "local_address", REPORT_STR, RV_STR(perf_local_addr(s)));
@@ -382,13 +382,9 @@ int perf_cli_plot(const char *cmd, const char *path, struct report *r, int rc)
 {
 	json_t *doc = report_take_document(r);
 	char err[PLOT_ERR_LEN] = "out of memory for the run's document", name[96];
-	time_t now = time(NULL);
-	struct tm tm;
 
-	/* The subtitle: which run, and when (it just ended). */
-	gmtime_r(&now, &tm);
-	snprintf(name, sizeof(name), "rdmakit %s --plot, ", cmd);
-	strftime(name + strlen(name), sizeof(name) - strlen(name), "%Y-%m-%d %H:%M UTC", &tm);
+	/* The subtitle (the title has the run and its start time). */
+	snprintf(name, sizeof(name), "drawn by rdmakit %s --plot", cmd);
 	if (!doc || plot_document(doc, name, path, err) < 0) {
 		fprintf(stderr, "rdmakit %s: --plot: %s\n", cmd, err);
 		rc = rc ? rc : EXIT_RUNTIME;

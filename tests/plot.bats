@@ -41,9 +41,11 @@ dump_layout() {
 	run python3 - "$D/bw.json" "$LAYOUT" <<'PY'
 import json, math, sys
 lay = json.load(open(sys.argv[2]))
-res = json.load(open(sys.argv[1]))["results"]
+doc = json.load(open(sys.argv[1]))
+res, start = doc["results"], doc["params"]["start_time"]
 assert lay["kind"] == "bw" and lay["width"] == 1000 and lay["height"] == 640, lay["kind"]
-assert lay["title"] == "rdmakit bw: WRITE, soft engine, MTU 1024, 1 QP", lay["title"]
+# The run and when it began (a document without params.start_time: no date).
+assert lay["title"] == "rdmakit bw: WRITE, soft engine, MTU 1024, 1 QP, %s %s UTC" % (start[:10], start[11:16]), lay["title"]
 bw, rate = lay["panels"]
 assert bw["x"]["scale"] == "log2" and bw["y"]["label"] == "bandwidth (Gb/s)"
 assert rate["y"]["label"] == "message rate (Mpps)"
@@ -354,7 +356,7 @@ PY
 # same_pdf_text A B: the two PDFs read the same, but for their subtitles
 # (a JSON file's name, or which run and when for --plot).
 same_pdf_text() {
-	local drop='/--plot, [0-9]|\.json($|:)|^rdmakit capture -r /d'
+	local drop='/^drawn by rdmakit |\.json($|:)|^rdmakit capture -r /d'
 	diff <(pdftotext "$1" - | sed -E "$drop") <(pdftotext "$2" - | sed -E "$drop")
 }
 
@@ -366,8 +368,17 @@ same_pdf_text() {
 	"$RDMAKIT" plot -o "$T/bw-plot.pdf" "$T/bw-run.json"
 	run same_pdf_text "$T/bw-run.pdf" "$T/bw-plot.pdf"
 	assert_success
+	# The title ends with when the run began (params.start_time).
 	run pdftotext "$T/bw-run.pdf" -
-	assert_line --regexp '^rdmakit bw --plot, [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC$'
+	start=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["params"]["start_time"])' "$T/bw-run.json")
+	assert_line "rdmakit bw: WRITE, soft engine, MTU 1024, 1 QP, ${start:0:10} ${start:11:5} UTC"
+	assert_line "drawn by rdmakit bw --plot"
+	# No start_time (an older rdmakit's document), or a malformed one: no date.
+	for t in '' '"start_time": "2026-13-04T20:12:33Z", ' '"start_time": "yesterday", '; do
+		sed "s/\"params\": *{/\"params\": {$t/; s/\"start_time\":\"[^\"]*\",//" "$T/bw-run.json" >"$T/edited.json"
+		run -0 "$RDMAKIT" plot --dump-layout "$T/edited.json"
+		[[ $output == *'"title":"rdmakit bw: WRITE, soft engine, MTU 1024, 1 QP"'* ]] || fail "with '$t': ${output:0:200}"
+	done
 	# Text and --plot: the text as always (no JSON on stdout), the picture beside it.
 	run -0 "$RDMAKIT" lat --loopback -n 300 -s 64 --plot "$T/lat.png"
 	assert_line --regexp '^ #bytes +#iterations +t_min'

@@ -85,6 +85,22 @@ static void describe(const json_t *doc, char *out, size_t cap)
 	plot_utf8_trim(out);
 }
 
+/* ", 2026-12-04 20:12 UTC" from params.start_time ("2026-12-04T20:12:33Z"),
+ * or "" when the document has none (older rdmakit) or a malformed one. */
+static const char *start_time(const json_t *doc, char *out, size_t cap)
+{
+	const char *t = str(json_object_get(doc, "params"), "start_time", "");
+	unsigned y, mo, d, h, mi;
+	char tail;
+
+	if (strlen(t) != 20 ||
+	    sscanf(t, "%4u-%2u-%2uT%2u:%2u:%*2u%c", &y, &mo, &d, &h, &mi, &tail) != 6 ||
+	    tail != 'Z' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59)
+		return "";
+	snprintf(out, cap, ", %04u-%02u-%02u %02u:%02u UTC", y, mo, d, h, mi);
+	return out;
+}
+
 static const json_t *results_of(const struct plot_input *in, char *err)
 {
 	const json_t *r = json_object_get(in->doc, "results");
@@ -303,7 +319,7 @@ int plot_build(struct plot_layout *l, enum plot_kind kind, const struct plot_inp
 	       size_t nin, double width, double height, const struct plot_options *opt,
 	       char *err)
 {
-	char what[96];
+	char what[96], when[32];
 	int rc;
 
 	memset(l, 0, sizeof(*l));
@@ -343,7 +359,8 @@ int plot_build(struct plot_layout *l, enum plot_kind kind, const struct plot_inp
 		return -1;
 	}
 	describe(in[0].doc, what, sizeof(what));
-	snprintf(l->title, sizeof(l->title), "rdmakit %s: %s", plot_kind_name(kind), what);
+	snprintf(l->title, sizeof(l->title), "rdmakit %s: %s%s", plot_kind_name(kind), what,
+		 start_time(in[0].doc, when, sizeof(when)));
 	snprintf(l->subtitle, sizeof(l->subtitle), "%s%s", in[0].name,
 		 nin > 1 ? " and others (see the legend)" : "");
 	plot_place(l);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report.h"
 
@@ -39,6 +40,19 @@ void report_init(struct report *r, const char *command, const char *version,
 	printer_init(&r->pr, r->out, r->json);
 	if (r->json)
 		skeleton(r);
+}
+
+void report_start_time(struct report *r)
+{
+	char iso[32] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (gmtime_r(&now, &tm))
+		strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	print_open_object(&r->pr, "params");
+	print_string(&r->pr, PRINT_JSON, "start_time", NULL, iso);
+	print_close(&r->pr);
 }
 
 void report_keep_document(struct report *r)

@@ -81,6 +81,10 @@ json_t *report_take_document(struct report *r);
  * the report's own mode. */
 void report_printer_init(const struct report *r, struct printer *pr);
 
+/* JSON only: params.start_time, now in UTC as ISO 8601 ("2026-12-04T20:12:33Z",
+ * iperf3's start.timestamp in spirit): when the run began, for plot's titles. */
+void report_start_time(struct report *r);
+
 /* A run parameter: " Engine          : soft" in text, params.engine in JSON. */
 void report_param(struct report *r, const char *label, const char *key,
 		  enum report_type type, struct report_value v);
