@@ -179,8 +179,10 @@ struct soft_cq {
 	bool overflow;
 };
 
-/* The IPv4 IDs a QP's peer has been sending (soft_rx_icrc.c). */
+/* The IPv4 IDs a QP's peer, or a peer host, has been sending (soft_rx_icrc.c). */
 struct soft_id_track {
+	uint8_t addr[16];		/* a peer host's tracker: its address, */
+	bool used;			/* when this slot holds one */
 	bool known, pending_valid;
 	uint16_t last;			/* the last accepted solved ID */
 	uint16_t pending;		/* a refused one the next may follow on from */
@@ -262,6 +264,8 @@ struct soft_id_basis {
 	uint32_t v[32], m[32];		/* ICRC changes and the ID bits making them */
 };
 
+#define SOFT_PEER_IDS 64			/* peer hosts whose IPv4 IDs are tracked */
+
 struct soft_dev {
 	struct soft_link *link;
 	struct xport_dcqcn dcqcn;	/* every QP's reaction point (resolved) */
@@ -276,6 +280,7 @@ struct soft_dev {
 	struct shm_publisher *shm;	/* counters for `rdmakit top` (may be NULL) */
 	uint64_t shm_next_ns;
 	struct soft_id_basis id_basis;
+	struct soft_id_track peer_ids[SOFT_PEER_IDS];	/* per peer host */
 };
 
 /* RC responses travel to the requester; everything else to the responder. */
@@ -321,8 +326,12 @@ int soft_plan_send(const struct soft_pkt *pkts, int n, bool gso, struct soft_sen
 		   int *taken);
 
 /* soft_rx_icrc.c: whether a received packet's ICRC holds, for an IPv4 ID
- * its sender (tracked in t) could have used. */
-bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *t, const struct soft_pkt *pk);
+ * its sender (tracked per QP and per peer host; NULL: any ID) could have used. */
+bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_id_track *host,
+		     const struct soft_pkt *pk);
+/* The tracker of the peer host at addr (the least recently used one is
+ * taken over for a new host). */
+struct soft_id_track *soft_peer_ids(struct soft_dev *d, const struct soft_addr *addr);
 
 /* soft_tx.c: building and sending packets. */
 /* A free slot to build a packet in (flushes the batch when full). */

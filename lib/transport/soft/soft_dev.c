@@ -129,20 +129,28 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	/* The QP first, as rxe: its peer's IPv4 IDs help check the ICRC. */
 	if (!qp || qp->qpn != p.bth.dqpn || qp->state == SOFT_QP_RESET ||
 	    (p.op->transport != WIRE_TR_RC && p.op->transport != WIRE_TR_CNP)) {
-		d->ctr.drops++;
+		/* A corrupted QPN is corruption, not a stray packet. */
+		if (!soft_rx_icrc_ok(d, NULL, NULL, pk))
+			d->ctr.icrc_errors++;
+		else
+			d->ctr.drops++;
 		return;
 	}
 	/* RC is a connection: only its peer's address may speak on it (not
 	 * its UDP source port, which carries entropy), under its P_Key. */
 	if ((pk->src.v6 != qp->peer.v6 || memcmp(pk->src.ip, qp->peer.ip, 16) != 0 ||
 	     (p.bth.pkey & 0x7FFF) != (WIRE_DEFAULT_PKEY & 0x7FFF))) {
+		if (!soft_rx_icrc_ok(d, NULL, NULL, pk)) {
+			d->ctr.icrc_errors++;
+			return;
+		}
 		qp->ctr.wrong_peer_drops++;
 		d->ctr.wrong_peer_drops++;
 		return;
 	}
-	/* Only then the ICRC: a stranger's packets must not move the IDs
-	 * expected from the peer. */
-	if (!soft_rx_icrc_ok(d, &qp->rx_ids, pk)) {
+	/* Only then the ICRC with the IDs expected: a stranger's packets
+	 * must not move them. */
+	if (!soft_rx_icrc_ok(d, &qp->rx_ids, soft_peer_ids(d, &pk->src), pk)) {
 		d->ctr.icrc_errors++;
 		return;
 	}

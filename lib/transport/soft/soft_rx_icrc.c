@@ -12,11 +12,12 @@
  *    solves to *some* ID once in 2^16, so a solved ID is accepted only
  *    where a real sender's would be: below SOFT_GSO_MAX_SEGS (this
  *    engine's GSO segments when nobody aggregated them), or close after
- *    the last ID this QP accepted (rxe and the kernel count IDs up per
- *    destination, and after an idle spell jump ahead by up to one per
- *    jiffy: __ip_select_ident).  A corruption then also has to land in
- *    that window, about 2^-22 in all.  A peer whose IDs jumped elsewhere is
- *    believed at its second packet that follows on from the first.
+ *    the last ID this QP, or any QP of the same peer host, accepted (rxe
+ *    and the kernel count IDs up per destination, and after an idle spell
+ *    jump ahead by up to one per jiffy: __ip_select_ident).  A corruption
+ *    then also has to land in one of those windows, about 2^-21 in all.
+ *    A peer whose IDs jumped elsewhere is believed at its second packet
+ *    that follows on from the first.
  */
 #include <string.h>
 
@@ -88,13 +89,11 @@ static bool solve_ip_id(struct soft_id_basis *b, const struct soft_pkt *pk, uint
 	return t == 0;
 }
 
-/* Whether a solved ID is one this QP's peer could have sent now. */
-static bool id_plausible(struct soft_id_track *t, uint16_t id, uint64_t now_ns)
+/* Whether a solved ID follows on from what tracker t has seen. */
+static bool id_follows(struct soft_id_track *t, uint16_t id, uint64_t now_ns)
 {
 	uint64_t ahead;
 
-	if (id < SOFT_GSO_MAX_SEGS)
-		return true;
 	if (!t->known) {
 		t->known = true;
 		t->last = id;
@@ -117,7 +116,48 @@ static bool id_plausible(struct soft_id_track *t, uint16_t id, uint64_t now_ns)
 	return false;
 }
 
-bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *t, const struct soft_pkt *pk)
+/*
+ * Whether a solved ID is one the sender could have used now.  Kernels
+ * count IDs per destination host (rxe: every QP of the host draws from one
+ * counter), a NIC may count per QP: an ID that follows on from either the
+ * QP's or the peer host's is taken, and both trackers learn from every
+ * packet.  Without trackers (a packet no QP will take) any ID is.
+ */
+static bool id_plausible(struct soft_id_track *qp, struct soft_id_track *host, uint16_t id,
+			 uint64_t now_ns)
+{
+	bool by_qp, by_host;
+
+	if (id < SOFT_GSO_MAX_SEGS || !qp || !host)
+		return true;
+	by_qp = id_follows(qp, id, now_ns);
+	by_host = id_follows(host, id, now_ns);
+	return by_qp || by_host;
+}
+
+/* The tracker of the peer host at addr: found, else the least recently
+ * used slot taken over. */
+struct soft_id_track *soft_peer_ids(struct soft_dev *d, const struct soft_addr *addr)
+{
+	struct soft_id_track *oldest = &d->peer_ids[0];
+
+	for (int i = 0; i < SOFT_PEER_IDS; i++) {
+		struct soft_id_track *t = &d->peer_ids[i];
+
+		if (t->used && !memcmp(t->addr, addr->ip, 16))
+			return t;
+		if (!t->used || (oldest->used && t->last_ns < oldest->last_ns))
+			oldest = t;
+	}
+	memset(oldest, 0, sizeof(*oldest));
+	memcpy(oldest->addr, addr->ip, 16);
+	oldest->used = true;
+	oldest->last_ns = d->now_ns;
+	return oldest;
+}
+
+bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_id_track *host,
+		     const struct soft_pkt *pk)
 {
 	uint32_t want, crc0;
 	uint16_t id;
@@ -134,5 +174,5 @@ bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *t, const struct s
 		return true;
 	return solve_ip_id(&d->id_basis, pk, crc0, want, &id) &&
 	       soft_icrc(&pk->src, &pk->dst, pk->ecn, id, pk->buf, pk->len) == want &&
-	       id_plausible(t, id, d->now_ns);
+	       id_plausible(qp, host, id, d->now_ns);
 }
