@@ -181,7 +181,7 @@ struct capture_run {
 	struct time_cache tc;
 	bool json, print_packets;
 	json_t *plot_pkts;		/* --plot: each packet as -j writes it */
-	uint64_t plot_dropped;		/* past PLOT_MAX_PACKETS */
+	bool plot_too_many;		/* past PLOT_MAX_PACKETS: dropped */
 	char line[4096];
 };
 
@@ -220,10 +220,14 @@ static void emit_cb(void *ctx, const struct pkt_view *v)
 	emit_packet(r, v);
 	if (!r->plot_pkts)
 		return;
-	if (json_array_size(r->plot_pkts) >= PLOT_MAX_PACKETS)
-		r->plot_dropped++;
-	else
+	if (json_array_size(r->plot_pkts) < PLOT_MAX_PACKETS) {
 		json_array_append_new(r->plot_pkts, render_packet_json(v, false));
+		return;
+	}
+	/* Too many to draw: let the memory go now, say so at the end. */
+	r->plot_too_many = true;
+	json_decref(r->plot_pkts);
+	r->plot_pkts = NULL;
 }
 
 static void no_roce_note(const struct capture_opts *o)
@@ -324,7 +328,7 @@ static int draw(struct capture_run *r, json_t *summary_line)
 
 	snprintf(name, sizeof(name), "rdmakit capture %s %.500s", r->o->src.file ? "-r" : "-i",
 		 r->o->src.file ? r->o->src.file : r->o->src.iface);
-	if (r->plot_dropped) {
+	if (r->plot_too_many) {
 		fprintf(stderr, "rdmakit capture: --plot: more than %d packets: plot a part of the "
 			"capture (-c N, or a filter)\n", PLOT_MAX_PACKETS);
 		json_decref(summary_line);

@@ -410,7 +410,8 @@ static void intervals(struct printer *pr, const struct incast_result *res)
 	print_float(pr, PRINT_JSON, "interval_s", NULL, w);
 	print_open_array(pr, "intervals");
 	for (unsigned k = 0; k < n; k++) {
-		double start = k * w, end = fmin((k + 1) * w, fmax(res->seconds, start));
+		/* The last ends with the longest flow (a sliver past it joined it). */
+		double start = k * w, end = k + 1 < n ? (k + 1) * w : fmax(res->seconds, start);
 		double secs = end - start, lo = INFINITY, hi = 0;
 		uint64_t sum = 0;
 		unsigned ng = 0;

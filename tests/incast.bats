@@ -98,10 +98,14 @@ assert "InCEPkts" in r["counters"]["IpExt"]
 assert d["params"]["interval_s"] == 0.25 and r["interval_s"] == 0.25
 iv, f = r["intervals"], r["flows"]
 longest = max(x["seconds"] for x in f)
-assert len(iv) == math.ceil(longest / 0.25 - 1e-9), (len(iv), longest)
+# A last interval under a tenth of one (the drain after -D) joins the one before.
+n = math.ceil(longest / 0.25 - 1e-9)
+if n >= 2 and (longest - (n - 1) * 0.25) * 10 < 0.25:
+    n -= 1
+assert len(iv) == n, (len(iv), longest)
 for k, x in enumerate(iv):
     close(x["start_s"], 0.25 * k)
-    close(x["end_s"], min(0.25 * (k + 1), longest))
+    close(x["end_s"], 0.25 * (k + 1) if k < n - 1 else longest)
     assert [y["flow"] for y in x["flows"]] == [y["flow"] for y in f]
     assert x["bytes"] == sum(y["bytes"] for y in x["flows"])
     secs = x["end_s"] - x["start_s"]

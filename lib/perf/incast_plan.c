@@ -267,7 +267,7 @@ static int take_intervals(const struct incast_result *r, struct incast_flow *f, 
 {
 	json_t *b = json_object_get(v, "interval_bytes"), *x;
 	json_int_t w = json_integer_value(json_object_get(v, "interval_ns"));
-	uint64_t base = (uint64_t)(r->test.interval * 1e9);
+	uint64_t base = (uint64_t)(r->test.interval * 1e9), *got;
 	size_t n = json_array_size(b), i;
 
 	if (!b || !base)
@@ -276,17 +276,18 @@ static int take_intervals(const struct incast_result *r, struct incast_flow *f, 
 		return -1;
 	while (base < (uint64_t)w && base < (1ULL << 62))
 		base *= 2;
-	if (base != (uint64_t)w)
-		return -1;
-	free(f->interval_bytes);
-	f->interval_bytes = calloc(n ? n : 1, sizeof(*f->interval_bytes));
-	if (!f->interval_bytes)
+	if (base != (uint64_t)w || !(got = calloc(n ? n : 1, sizeof(*got))))
 		return -1;
 	json_array_foreach(b, i, x) {
-		if (!json_is_integer(x) || json_integer_value(x) < 0)
+		if (!json_is_integer(x) || json_integer_value(x) < 0) {
+			free(got);
 			return -1;
-		f->interval_bytes[i] = (uint64_t)json_integer_value(x);
+		}
+		got[i] = (uint64_t)json_integer_value(x);
 	}
+	/* Only whole and valid: a flow never holds half of a bad message. */
+	free(f->interval_bytes);
+	f->interval_bytes = got;
 	f->nintervals = (unsigned)n;
 	f->interval_ns = (uint64_t)w;
 	return 0;
@@ -375,9 +376,14 @@ static double nearest_rank(const double *v, unsigned n, double p)
 }
 
 /* Brings every flow's samples to the widest bins any node used (nodes
- * widen theirs independently on long runs), so intervals line up. */
+ * widen theirs independently on long runs), so intervals line up; a last
+ * interval shorter than a tenth of one (the messages in flight at -D's
+ * end completing) joins the one before, as bw's does, so that no sliver
+ * reports bytes over a few microseconds as goodput. */
 static void common_intervals(struct incast_result *r)
 {
+	unsigned n = 0;
+
 	r->interval_ns = 0;
 	for (unsigned i = 0; i < r->nflows; i++)
 		if (r->flows[i].interval_ns > r->interval_ns)
@@ -391,6 +397,19 @@ static void common_intervals(struct incast_result *r)
 							   f->interval_bytes[k];
 			f->nintervals = (f->nintervals + 1) / 2;
 			f->interval_ns *= 2;
+		}
+		if (f->interval_bytes && f->nintervals > n)
+			n = f->nintervals;
+	}
+	if (n < 2 || (r->seconds - (n - 1) * (double)r->interval_ns / 1e9) * 10 >=
+		     (double)r->interval_ns / 1e9)
+		return;
+	for (unsigned i = 0; i < r->nflows; i++) {
+		struct incast_flow *f = &r->flows[i];
+
+		if (f->interval_bytes && f->nintervals == n) {
+			f->interval_bytes[n - 2] += f->interval_bytes[n - 1];
+			f->nintervals--;
 		}
 	}
 }

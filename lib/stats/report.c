@@ -257,9 +257,10 @@ void report_table_row(struct report *r, const struct report_value *vals)
 	print_open_array(&r->pr, "results");
 	print_open_object(&r->pr, NULL);
 	for (size_t i = 0; i < r->ncols; i++) {
-		if (r->cols[i].heading && !r->json)
+		/* (A fit table's text waits for its end: JSON only here.) */
+		if (r->cols[i].heading && r->pr.text)
 			snprintf(fmt, sizeof(fmt), " %%-%ds", r->widths[i]);
-		if (r->cols[i].key || !r->json)
+		if (r->cols[i].key || r->pr.text)
 			put_value(&r->pr, r->cols[i].key, &r->cols[i], vals[i],
 				  r->cols[i].heading ? fmt : NULL);
 	}

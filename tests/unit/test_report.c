@@ -774,6 +774,24 @@ static void test_keep_document(struct unit *u)
 	cap_free(&text);
 	cap_free(&kept);
 	cap_free(&json);
+	/* A fit table first (no widths yet): its row still reaches the document. */
+	{
+		static const struct report_col cols[] = { { "if", "interface", REPORT_STR, 0 } };
+		const struct report_value row[] = { RV_STR("lo") };
+
+		cap_open(&kept, "t", false, false);
+		report_keep_document(&kept.r);
+		report_table_fit(&kept.r, cols, 1);
+		report_table_row(&kept.r, row);
+		report_table_end(&kept.r);
+		cap_close(&kept);
+		got = report_take_document(&kept.r);
+		CHECK_STR(u, json_string_value(json_object_get(
+				json_array_get(json_object_get(got, "results"), 0), "interface")), "lo");
+		CHECK_HAS(u, kept.obuf, " if      \n lo      \n");
+		json_decref(got);
+		cap_free(&kept);
+	}
 }
 
 int main(void)
