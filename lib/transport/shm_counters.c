@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shm_counters.h"
@@ -190,8 +191,14 @@ static bool read_one(const char *path, struct shm_counters *out)
 	close(fd);
 	if (a == MAP_FAILED)
 		return false;
-	for (int tries = 0; tries < 100 && !ok; tries++)
+	/* A writer descheduled mid-update holds the sequence odd for a whole
+	 * time slice on a busy host: spin a little, then wait it out (up to
+	 * about 20 ms), or a live engine would drop out of top's sample. */
+	for (int tries = 0; tries < 200 && !ok; tries++) {
+		if (tries >= 10)
+			nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 		ok = shm_read_consistent(a, out);
+	}
 	munmap(a, sizeof(*a));
 	return ok && out->magic == SHM_COUNTERS_MAGIC && out->version == SHM_COUNTERS_VERSION &&
 	       writer_alive(path, out->pid);

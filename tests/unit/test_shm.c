@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* The soft engine's shared-memory counters: published, read back, stale skipped. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shm_counters.h"
@@ -21,6 +23,16 @@ static bool find_pid(size_t n, uint32_t pid, uint16_t port, size_t *at)
 			return true;
 		}
 	return false;
+}
+
+/* Ends a writer's update (seq back to even) 5 ms from now. */
+static void *finish_update_later(void *arg)
+{
+	struct shm_counters *m = arg;
+
+	nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
+	__atomic_add_fetch(&m->seq, 1, __ATOMIC_RELEASE);
+	return NULL;
 }
 
 static void test_publish_read(struct unit *u)
@@ -73,6 +85,16 @@ static void test_publish_read(struct unit *u)
 			__atomic_add_fetch(&m->seq, 1, __ATOMIC_RELEASE);
 			n = shm_read_all(NULL, seen, 64);
 			CHECK(u, find_pid(n, (uint32_t)getpid(), 54321, &at));
+			/* A writer descheduled mid-update for 5 ms: waited out. */
+			{
+				pthread_t t;
+
+				__atomic_add_fetch(&m->seq, 1, __ATOMIC_RELEASE);
+				CHECK_EQ(u, pthread_create(&t, NULL, finish_update_later, m), 0);
+				n = shm_read_all(NULL, seen, 64);
+				CHECK(u, find_pid(n, (uint32_t)getpid(), 54321, &at));
+				pthread_join(t, NULL);
+			}
 			munmap(m, sizeof(*m));
 		}
 	}
