@@ -85,10 +85,14 @@ assert d["command"] == "bw" and d["errors"] == [], d
 p = d["params"]
 types = {"engine": str, "role": str, "local_address": str, "op": str, "qps": int,
          "tx_depth": int, "mtu_bytes": int, "iterations": int, "verify": bool,
-         "inline_size_bytes": int, "cq_mod": int, "post_list": int}
+         "inline_size_bytes": int, "cq_mod": int, "post_list": int, "start_time": str}
 assert set(p) == set(types), sorted(p)
 for k, t in types.items():
     assert type(p[k]) is t, (k, p[k])
+# When it began: UTC, ISO 8601, within the last minute.
+import datetime
+began = datetime.datetime.strptime(p["start_time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+assert 0 <= (datetime.datetime.now(datetime.timezone.utc) - began).total_seconds() < 60, p["start_time"]
 assert p["engine"] == "soft" and p["role"] == "loopback" and p["local_address"] == sys.argv[2], p
 assert p["op"] == "write" and p["qps"] == 2 and p["tx_depth"] == 16 and p["iterations"] == 3000, p
 assert p["mtu_bytes"] in (256, 512, 1024, 2048, 4096) and p["verify"] is False, p
