@@ -211,9 +211,9 @@ static void test_ip_id_implausible(struct unit *u)
 }
 
 /* One packet from 198.18.0.2 sealed with IPv4 ID id, as the receiver of
- * d gets it (no ID to see): whether its ICRC check takes it. */
-static bool take_id(struct soft_dev *d, struct soft_id_track *qp, struct soft_id_track *host,
-		    uint16_t id)
+ * d gets it (no ID to see): whether its ICRC check takes it for QP qp (the
+ * host's tracker is d's). */
+static bool take_id(struct soft_dev *d, struct soft_id_track *qp, uint16_t id)
 {
 	static const uint8_t src[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 0, 2 };
 	static const uint8_t dst[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 0, 1 };
@@ -229,7 +229,7 @@ static bool take_id(struct soft_dev *d, struct soft_id_track *qp, struct soft_id
 		pk.buf[i] = (uint8_t)(i * 7 + id);
 	soft_pkt_seal(&pk, id);
 	pk.ip_id = 0;
-	return soft_rx_icrc_ok(d, qp, host, &pk);
+	return soft_rx_icrc_ok(d, qp, &pk);
 }
 
 /* Whose IDs a solved one must follow: a host counting for all its QPs (rxe:
@@ -238,7 +238,7 @@ static bool take_id(struct soft_dev *d, struct soft_id_track *qp, struct soft_id
  * reordered behind its successors; anything else is refused. */
 static void test_ip_id_whose(struct unit *u)
 {
-	struct soft_id_track a = { 0 }, b = { 0 }, host = { 0 };
+	struct soft_id_track a = { 0 }, b = { 0 };
 	struct pair pr;
 	struct soft_dev *d;
 	bool all = true;
@@ -247,34 +247,34 @@ static void test_ip_id_whose(struct unit *u)
 	d = pr.s[1].dev;
 	d->now_ns = 1000000000;
 	/* One host counter: B is quiet while A sends 5000 packets. */
-	CHECK(u, take_id(d, &a, &host, 1000));
-	CHECK(u, take_id(d, &b, &host, 1001));
+	CHECK(u, take_id(d, &a, 1000));
+	CHECK(u, take_id(d, &b, 1001));
 	for (unsigned id = 1002; id < 6002; id++)
-		all = all && take_id(d, &a, &host, (uint16_t)id);
+		all = all && take_id(d, &a, (uint16_t)id);
 	CHECK(u, all);
-	CHECK(u, take_id(d, &b, &host, 6002));		/* follows the host's */
-	CHECK(u, !take_id(d, &b, &host, 30000));	/* follows nothing */
+	CHECK(u, take_id(d, &b, 6002));		/* follows the host's */
+	CHECK(u, !take_id(d, &b, 30000));	/* follows nothing */
 	/* Counters per QP, interleaved: each follows its own. */
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	memset(&host, 0, sizeof(host));
+	memset(d->peer_ids, 0, sizeof(d->peer_ids));
 	for (unsigned k = 0; k < 200; k++)
-		all = all && take_id(d, &a, &host, (uint16_t)(10000 + k)) &&
-		      take_id(d, &b, &host, (uint16_t)(40000 + k));
+		all = all && take_id(d, &a, (uint16_t)(10000 + k)) &&
+		      take_id(d, &b, (uint16_t)(40000 + k));
 	CHECK(u, all);
 	/* Across the wrap: 65535, then 0..63 (always), then 64 follows on. */
 	memset(&a, 0, sizeof(a));
-	memset(&host, 0, sizeof(host));
+	memset(d->peer_ids, 0, sizeof(d->peer_ids));
 	for (unsigned id = 65400; id < 65536 + 70; id++)
-		all = all && take_id(d, &a, &host, (uint16_t)id);
+		all = all && take_id(d, &a, (uint16_t)id);
 	CHECK(u, all);
-	CHECK(u, !take_id(d, &a, &host, 20000));
+	CHECK(u, !take_id(d, &a, 20000));
 	/* Reordered: a little behind is taken, far behind is not. */
-	CHECK(u, take_id(d, &a, &host, 66));
-	CHECK(u, !take_id(d, &a, &host, (uint16_t)(65536 + 69 - 1000)));
+	CHECK(u, take_id(d, &a, 66));
+	CHECK(u, !take_id(d, &a, (uint16_t)(65536 + 69 - 1000)));
 	/* Time lets a counter run ahead: 10 s idle, 5000 IDs later. */
 	d->now_ns += 10000000000ull;
-	CHECK(u, take_id(d, &a, &host, 69 + 5000));
+	CHECK(u, take_id(d, &a, 69 + 5000));
 	pair_close(&pr);
 }
 

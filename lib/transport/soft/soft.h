@@ -326,12 +326,9 @@ int soft_plan_send(const struct soft_pkt *pkts, int n, bool gso, struct soft_sen
 		   int *taken);
 
 /* soft_rx_icrc.c: whether a received packet's ICRC holds, for an IPv4 ID
- * its sender (tracked per QP and per peer host; NULL: any ID) could have used. */
-bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_id_track *host,
-		     const struct soft_pkt *pk);
-/* The tracker of the peer host at addr (the least recently used one is
- * taken over for a new host). */
-struct soft_id_track *soft_peer_ids(struct soft_dev *d, const struct soft_addr *addr);
+ * its sender could have used (tracked per QP in qp, and per peer host in
+ * d->peer_ids; qp NULL: any ID). */
+bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, const struct soft_pkt *pk);
 
 /* soft_tx.c: building and sending packets. */
 /* A free slot to build a packet in (flushes the batch when full). */

@@ -130,7 +130,7 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	if (!qp || qp->qpn != p.bth.dqpn || qp->state == SOFT_QP_RESET ||
 	    (p.op->transport != WIRE_TR_RC && p.op->transport != WIRE_TR_CNP)) {
 		/* A corrupted QPN is corruption, not a stray packet. */
-		if (!soft_rx_icrc_ok(d, NULL, NULL, pk))
+		if (!soft_rx_icrc_ok(d, NULL, pk))
 			d->ctr.icrc_errors++;
 		else
 			d->ctr.drops++;
@@ -140,7 +140,7 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	 * its UDP source port, which carries entropy), under its P_Key. */
 	if ((pk->src.v6 != qp->peer.v6 || memcmp(pk->src.ip, qp->peer.ip, 16) != 0 ||
 	     (p.bth.pkey & 0x7FFF) != (WIRE_DEFAULT_PKEY & 0x7FFF))) {
-		if (!soft_rx_icrc_ok(d, NULL, NULL, pk)) {
+		if (!soft_rx_icrc_ok(d, NULL, pk)) {
 			d->ctr.icrc_errors++;
 			return;
 		}
@@ -150,7 +150,7 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	}
 	/* Only then the ICRC with the IDs expected: a stranger's packets
 	 * must not move them. */
-	if (!soft_rx_icrc_ok(d, &qp->rx_ids, soft_peer_ids(d, &pk->src), pk)) {
+	if (!soft_rx_icrc_ok(d, &qp->rx_ids, pk)) {
 		d->ctr.icrc_errors++;
 		return;
 	}

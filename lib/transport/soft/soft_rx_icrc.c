@@ -116,28 +116,9 @@ static bool id_follows(struct soft_id_track *t, uint16_t id, uint64_t now_ns)
 	return false;
 }
 
-/*
- * Whether a solved ID is one the sender could have used now.  Kernels
- * count IDs per destination host (rxe: every QP of the host draws from one
- * counter), a NIC may count per QP: an ID that follows on from either the
- * QP's or the peer host's is taken, and both trackers learn from every
- * packet.  Without trackers (a packet no QP will take) any ID is.
- */
-static bool id_plausible(struct soft_id_track *qp, struct soft_id_track *host, uint16_t id,
-			 uint64_t now_ns)
-{
-	bool by_qp, by_host;
-
-	if (id < SOFT_GSO_MAX_SEGS || !qp || !host)
-		return true;
-	by_qp = id_follows(qp, id, now_ns);
-	by_host = id_follows(host, id, now_ns);
-	return by_qp || by_host;
-}
-
 /* The tracker of the peer host at addr: found, else the least recently
  * used slot taken over. */
-struct soft_id_track *soft_peer_ids(struct soft_dev *d, const struct soft_addr *addr)
+static struct soft_id_track *peer_ids(struct soft_dev *d, const struct soft_addr *addr)
 {
 	struct soft_id_track *oldest = &d->peer_ids[0];
 
@@ -156,8 +137,27 @@ struct soft_id_track *soft_peer_ids(struct soft_dev *d, const struct soft_addr *
 	return oldest;
 }
 
-bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_id_track *host,
-		     const struct soft_pkt *pk)
+/*
+ * Whether a solved ID is one the sender could have used now.  Kernels
+ * count IDs per destination host (rxe: every QP of the host draws from one
+ * counter), a NIC may count per QP: an ID that follows on from either the
+ * QP's or the peer host's is taken, and both trackers learn from every
+ * packet.  Without the QP's tracker (a packet no QP will take) any ID is.
+ * Only solved IDs come here: the host is looked up for them alone.
+ */
+static bool id_plausible(struct soft_dev *d, struct soft_id_track *qp,
+			 const struct soft_addr *from, uint16_t id)
+{
+	bool by_qp, by_host;
+
+	if (id < SOFT_GSO_MAX_SEGS || !qp)
+		return true;
+	by_qp = id_follows(qp, id, d->now_ns);
+	by_host = id_follows(peer_ids(d, from), id, d->now_ns);
+	return by_qp || by_host;
+}
+
+bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, const struct soft_pkt *pk)
 {
 	uint32_t want, crc0;
 	uint16_t id;
@@ -174,5 +174,5 @@ bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_i
 		return true;
 	return solve_ip_id(&d->id_basis, pk, crc0, want, &id) &&
 	       soft_icrc(&pk->src, &pk->dst, pk->ecn, id, pk->buf, pk->len) == want &&
-	       id_plausible(qp, host, id, d->now_ns);
+	       id_plausible(d, qp, &pk->src, id);
 }
