@@ -297,24 +297,21 @@ static void summary(const struct flow_table *flows, bool json, bool print, json_
 	struct printer pr;
 	json_t *o;
 
-	if (!print && keep)
-		printer_init(&pr, stdout, true);
-	else if (keep && !json)
-		printer_init_both(&pr, stdout);
-	else
-		printer_init(&pr, stdout, json);
-	if (!print)
-		printer_restrict(&pr, PRINT_JSON);
+	/* Text when printed as text; the JSON when printed as JSON or kept. */
+	printer_init_both(&pr, stdout);
+	printer_restrict(&pr, (print && !json ? PRINT_FP : 0) | (json || keep ? PRINT_JSON : 0));
 	print_open_object(&pr, "summary");
 	render_summary(&pr, flows);
 	print_close(&pr);
 	o = printer_take(&pr);
+	if (!o) {
+		fprintf(stderr, "rdmakit capture: out of memory for the summary's JSON\n");
+		return;
+	}
 	if (keep)
 		*keep = json_incref(o);
-	if (o && json && print)
+	if (json && print)
 		report_emit(stdout, o);
-	else if (!o && (json || keep))
-		fprintf(stderr, "rdmakit capture: out of memory for the summary's JSON\n");
 	else
 		json_decref(o);
 }

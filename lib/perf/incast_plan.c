@@ -98,7 +98,8 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 			"mtu", &mtu, "verify", &verify, "set", &set, "interval_s", &interval) < 0 ||
 	    size < 1 || qps < 1 || txd < 1 || rxd < 1 || mtu < 0 || bytes < 0 ||
 	    !(duration >= 0) ||
-	    (interval != 0 && !(interval >= PERF_MIN_INTERVAL && interval <= PERF_MAX_INTERVAL)) || (strcmp(op, "write") && strcmp(op, "send")) ||
+	    (interval != 0 && !(interval >= PERF_MIN_INTERVAL && interval <= PERF_MAX_INTERVAL)) ||
+	    (strcmp(op, "write") && strcmp(op, "send")) ||
 	    (strcmp(pattern, "incast") && strcmp(pattern, "all-to-all"))) {
 		snprintf(err, XPORT_ERR_LEN, "a participant sent test parameters this rdmakit "
 			 "cannot use");

@@ -245,7 +245,6 @@ static void keep_row(struct report *r, const struct report_value *vals)
 void report_table_row(struct report *r, const struct report_value *vals)
 {
 	char fmt[16];
-
 	unsigned saved = 0;
 
 	if (r->fit && !r->json) {
