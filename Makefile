@@ -15,7 +15,7 @@ ZSH_COMPDIR ?= $(PREFIX)/share/zsh/site-functions
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libibverbs librdmacm libpcap ncursesw jansson libsodium libmicrohttpd libmnl cairo fontconfig
+PKGS := libibverbs librdmacm libpcap ncursesw jansson libsodium libmicrohttpd libmnl cairo fontconfig libisal
 
 BUILD := build
 ifeq ($(SANITIZE),1)

@@ -2,15 +2,16 @@
 /*
  * CRC engines behind the RoCEv2/InfiniBand ICRC and the InfiniBand VCRC.
  *
- * crc32_ieee() is the IEEE 802.3 CRC-32 (reflected, poly 0x04C11DB7, init
+ * crc32_eth() is the IEEE 802.3 CRC-32 (reflected, poly 0x04C11DB7, init
  * and xorout 0xFFFFFFFF), bit-for-bit the same as zlib's crc32(), including
- * how it chains: crc32_ieee(crc32_ieee(0, a, n), b, m) is the CRC of a||b,
- * and 0 is the starting value.  It dispatches at run time to a PCLMULQDQ
- * folding implementation when the CPU has it, else to a slicing-by-8 table.
+ * how it chains: crc32_eth(crc32_eth(0, a, n), b, m) is the CRC of a||b,
+ * and 0 is the starting value.  ISA-L computes it, with the fastest
+ * carry-less-multiply routine this CPU has.  (Not named crc32_ieee: ISA-L
+ * exports a function of that name for the non-reflected CRC.)
  *
  * Pure functions: no allocation, no I/O, any buffer alignment, and safe to
- * call from any thread (the dispatch decision is an atomically published
- * function pointer).  len == 0 returns crc unchanged; buf may then be NULL.
+ * call from any thread.  len == 0 returns crc unchanged; buf may then be
+ * NULL.
  */
 #ifndef RDMAKIT_CRC32_H
 #define RDMAKIT_CRC32_H
@@ -18,21 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-uint32_t crc32_ieee(uint32_t crc, const void *buf, size_t len);
+uint32_t crc32_eth(uint32_t crc, const void *buf, size_t len);
 
-/* The portable table-driven implementation; always available. */
-uint32_t crc32_ieee_portable(uint32_t crc, const void *buf, size_t len);
-
-/*
- * Carry-less-multiply folding implementation.  Only valid when
- * crc32_have_clmul() is true; on non-x86 builds it is the portable code.
- */
-uint32_t crc32_ieee_clmul(uint32_t crc, const void *buf, size_t len);
-
-/* Run-time CPUID check for PCLMULQDQ and SSE4.1. */
-int crc32_have_clmul(void);
-
-/* "pclmulqdq" or "portable": what crc32_ieee() dispatches to. */
+/* "isa-l 2.30.0": the library that computes crc32_eth(), as built. */
 const char *crc32_impl_name(void);
 
 /*

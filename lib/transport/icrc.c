@@ -19,11 +19,11 @@ static uint32_t crc_transport(uint32_t crc, const uint8_t *bth, size_t tlen)
 	uint8_t b[WIRE_BTH_LEN];
 
 	if (tlen < WIRE_BTH_LEN)
-		return crc32_ieee(crc, bth, tlen);	/* not a valid packet anyway */
+		return crc32_eth(crc, bth, tlen);	/* not a valid packet anyway */
 	memcpy(b, bth, sizeof(b));
 	b[4] = 0xFF;
-	crc = crc32_ieee(crc, b, sizeof(b));
-	return crc32_ieee(crc, bth + WIRE_BTH_LEN, tlen - WIRE_BTH_LEN);
+	crc = crc32_eth(crc, b, sizeof(b));
+	return crc32_eth(crc, bth + WIRE_BTH_LEN, tlen - WIRE_BTH_LEN);
 }
 
 /* A GRH and an IPv6 header share the layout of their masked fields. */
@@ -63,13 +63,13 @@ uint32_t icrc_rocev2(const uint8_t *ip, size_t ip_hlen, const uint8_t *udp,
 	memcpy(iph + ip_hlen, udp, WIRE_UDP_LEN);
 	iph[ip_hlen + 6] = iph[ip_hlen + 7] = 0xFF;	/* UDP checksum */
 	if (tlen < WIRE_BTH_LEN)	/* not a valid packet anyway */
-		return crc_transport(crc32_ieee(0, h, sizeof(lrh_stand_in) + ip_hlen +
+		return crc_transport(crc32_eth(0, h, sizeof(lrh_stand_in) + ip_hlen +
 						WIRE_UDP_LEN), bth, tlen);
 	t = iph + ip_hlen + WIRE_UDP_LEN;
 	head = tlen < ICRC_HEAD_EXTRA ? tlen : ICRC_HEAD_EXTRA;
 	memcpy(t, bth, head);
 	t[4] = 0xFF;	/* BTH reserved byte */
-	return crc32_ieee(crc32_ieee(0, h, (size_t)(t - h) + head), bth + head, tlen - head);
+	return crc32_eth(crc32_eth(0, h, (size_t)(t - h) + head), bth + head, tlen - head);
 }
 
 uint32_t icrc_grh(const uint8_t *grh, const uint8_t *bth, size_t tlen)
@@ -79,8 +79,8 @@ uint32_t icrc_grh(const uint8_t *grh, const uint8_t *bth, size_t tlen)
 
 	memcpy(g, grh, sizeof(g));
 	mask_ipv6_like(g);
-	crc = crc32_ieee(0, lrh_stand_in, sizeof(lrh_stand_in));
-	crc = crc32_ieee(crc, g, sizeof(g));
+	crc = crc32_eth(0, lrh_stand_in, sizeof(lrh_stand_in));
+	crc = crc32_eth(crc, g, sizeof(g));
 	return crc_transport(crc, bth, tlen);
 }
 
@@ -90,7 +90,7 @@ uint32_t icrc_lrh(const uint8_t *lrh, const uint8_t *bth, size_t tlen)
 
 	memcpy(l, lrh, sizeof(l));
 	l[0] |= 0xF0;	/* VL may change hop by hop */
-	return crc_transport(crc32_ieee(0, l, sizeof(l)), bth, tlen);
+	return crc_transport(crc32_eth(0, l, sizeof(l)), bth, tlen);
 }
 
 uint32_t icrc_of(const uint8_t *frame, const struct wire_pkt *p)

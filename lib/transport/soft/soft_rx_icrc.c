@@ -43,10 +43,10 @@ static void id_basis(struct soft_id_basis *b, size_t after)
 	if (b->valid && b->after == after)
 		return;
 	memset(b, 0, sizeof(*b));
-	c00 = crc32_ieee(crc32_ieee(0, zero2, 2), zeros, after);
+	c00 = crc32_eth(crc32_eth(0, zero2, 2), zeros, after);
 	for (int i = 0; i < 16; i++) {
 		uint8_t bits[2] = { (uint8_t)((1u << i) >> 8), (uint8_t)(1u << i) };
-		uint32_t v = crc32_ieee(crc32_ieee(0, bits, 2), zeros, after) ^ c00;
+		uint32_t v = crc32_eth(crc32_eth(0, bits, 2), zeros, after) ^ c00;
 		uint32_t m = 1u << i;
 
 		for (int p = 31; p >= 0 && v; p--) {
