@@ -8,7 +8,10 @@
  * Speed comes from batching: runs of same-size packets of one QP go out
  * as one UDP GSO send (every segment a complete RoCEv2 packet, all but the
  * last exactly gso_size bytes), and the receiving socket takes UDP GRO
- * aggregates, split here at gso_size.  The sending sockets set DF, so the
+ * aggregates, split here at gso_size.  A run leaves as one contiguous
+ * buffer: the kernel's cost per iovec dwarfs a userspace copy (on this
+ * project's VM a 64 KiB GSO send of 62 one-packet iovecs moved half the
+ * bytes per CPU second of the same send as one iovec).  The sending sockets set DF, so the
  * kernel writes IPv4 ID 0 on a plain send and ID k on segment k of a GSO
  * send: each packet's ICRC is computed with the ID it will carry, and the
  * receiver tries segment k's ICRC with ID k first.
@@ -67,6 +70,7 @@ struct udp_link {
 		struct cmsghdr align;
 	} ctl[SOFT_BATCH];
 	bool gso, gro;			/* the kernel takes UDP GSO / gives GRO */
+	uint8_t *tx_stage;		/* SOFT_BATCH x SOFT_PKT_MAX: runs laid end to end */
 	/* Receive side: messages read but not yet split into packets. */
 	uint8_t *rx_bufs;		/* RX_MSGS x RX_BUF_BYTES */
 	struct mmsghdr rx_msgs[RX_MSGS];
@@ -181,11 +185,28 @@ static void add_cmsg_int(struct msghdr *h, struct cmsghdr **c, int level, int ty
 	}
 }
 
+/* One iovec for a run: a lone packet as it is, a GSO run copied end to end
+ * into the staging buffer after what this batch staged before it. */
+static struct iovec stage_run(struct udp_link *u, const struct soft_pkt *pkts, int run,
+			      size_t *staged)
+{
+	uint8_t *start = u->tx_stage + *staged;
+
+	if (run == 1)
+		return (struct iovec){ (void *)pkts[0].buf, pkts[0].len };
+	for (int k = 0; k < run; k++) {
+		memcpy(u->tx_stage + *staged, pkts[k].buf, pkts[k].len);
+		*staged += pkts[k].len;
+	}
+	return (struct iovec){ start, (size_t)(u->tx_stage + *staged - start) };
+}
+
 /* Sends the run of packets from one QP that starts the batch. */
 static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 {
 	struct udp_link *u = (struct udp_link *)l;
 	int slot = pkts[0].qp_slot, sent, taken = 0, planned;
+	size_t staged = 0;
 	struct soft_send_msg plan[SOFT_BATCH];
 	int nmsg = soft_plan_send(pkts, n < SOFT_BATCH ? n : SOFT_BATCH, u->gso, plan, &planned);
 
@@ -195,16 +216,15 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 		struct cmsghdr *c = NULL;
 		socklen_t namelen;
 
-		for (int k = 0; k < run; k++) {
+		for (int k = 0; k < run; k++)
 			soft_pkt_seal(&pkts[i + k], l->local.v6 || run == 1 ? 0 : (uint16_t)k);
-			u->iov[i + k] = (struct iovec){ pkts[i + k].buf, pkts[i + k].len };
-		}
+		u->iov[m] = stage_run(u, &pkts[i], run, &staged);
 		to_sockaddr(&pkts[i].dst, &u->names[m], &namelen);
 		memset(h, 0, sizeof(*h));
 		h->msg_name = &u->names[m];
 		h->msg_namelen = namelen;
-		h->msg_iov = &u->iov[i];
-		h->msg_iovlen = (size_t)run;
+		h->msg_iov = &u->iov[m];
+		h->msg_iovlen = 1;
 		h->msg_control = u->ctl[m].buf;
 		h->msg_controllen = CMSG_SPACE(sizeof(int)) +
 				    (run > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0);
@@ -370,6 +390,7 @@ static void udp_close(struct soft_link *l)
 	if (u->rx_fd >= 0)
 		close(u->rx_fd);
 	free(u->rx_bufs);
+	free(u->tx_stage);
 	free(u);
 }
 
@@ -446,7 +467,8 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 	u->rx_fd = -1;
 	u->pub.ops = &udp_link_ops;
 	u->rx_bufs = malloc((size_t)RX_MSGS * RX_BUF_BYTES);
-	if (!u->rx_bufs) {
+	u->tx_stage = malloc((size_t)SOFT_BATCH * SOFT_PKT_MAX);
+	if (!u->rx_bufs || !u->tx_stage) {
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		goto fail;
 	}
