@@ -207,8 +207,7 @@ bool fix_deliver(struct fix *f, const uint8_t *buf, size_t len, unsigned flags)
 	if (!(flags & FIX_F_RAW_QPN) && len >= WIRE_BTH_LEN)
 		wire_put24(pk->buf + 5, (flags & FIX_F_TO_REQ ? f->req : f->resp)->qpn);
 	if (!(flags & FIX_F_RAW_ICRC) && len >= WIRE_BTH_LEN + WIRE_ICRC_LEN)
-		icrc_store(pk->buf + len - WIRE_ICRC_LEN,
-			   soft_icrc(&pk->src, &pk->dst, pk->ecn, 0, pk->buf, len));
+		icrc_store(pk->buf + len - WIRE_ICRC_LEN, soft_pkt_icrc(pk, 0));
 	return true;
 }
 

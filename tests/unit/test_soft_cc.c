@@ -5,6 +5,7 @@
  * the ICRC covers, identifiers no peer can guess, responses in PSN order,
  * and ring positions that never alias.
  */
+#include "icrc.h"
 #include "sim_pair.h"
 
 /* The reaction point's arithmetic: a CNP cuts by alpha/2, recovery is staged. */
@@ -232,6 +233,68 @@ static bool take_id(struct soft_dev *d, struct soft_id_track *qp, uint16_t id)
 	return soft_rx_icrc_ok(d, qp, &pk);
 }
 
+/* The engine's one-pass ICRC (pseudo-header in the packet's room) against
+ * the reference icrc_rocev2() that capture uses, for IPv4 with several IDs
+ * and ToS values and for IPv6, over lengths of every remainder mod 16; the
+ * packet's bytes are as they were afterwards. */
+static void test_one_pass_icrc(struct unit *u)
+{
+	static const uint8_t v4a[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 0, 2 };
+	static const uint8_t v4b[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 7, 1 };
+	static const uint8_t v6a[16] = { 0xfd, 0, [15] = 2 };
+	static const uint8_t v6b[16] = { 0xfd, 0, [14] = 0x12, [15] = 1 };
+	static struct soft_pkt pk;
+	uint8_t before[SOFT_PKT_MAX];
+
+	for (int v6 = 0; v6 < 2; v6++)
+		for (size_t len = WIRE_BTH_LEN + WIRE_ICRC_LEN; len < 1200; len += 37) {
+			uint16_t id = (uint16_t)(len * 251);
+			uint8_t ip[WIRE_IPV6_LEN] = { 0 }, udp[WIRE_UDP_LEN];
+			size_t hlen = v6 ? WIRE_IPV6_LEN : WIRE_IPV4_LEN;
+
+			memset(&pk, 0, sizeof(pk));
+			pk.src.v6 = pk.dst.v6 = v6;
+			memcpy(pk.src.ip, v6 ? v6a : v4a, 16);
+			memcpy(pk.dst.ip, v6 ? v6b : v4b, 16);
+			pk.src.port = (uint16_t)(49152 + len);
+			pk.dst.port = 4791;
+			pk.len = len;
+			for (size_t i = 0; i < len; i++)
+				pk.buf[i] = (uint8_t)(i * 13 + len);
+			memcpy(before, pk.buf, len);
+			/* The header as it travels: TTL, ToS and checksums set,
+			 * all of which the ICRC masks. */
+			if (v6) {
+				ip[0] = 0x6A;
+				ip[1] = 0xB0;
+				ip[3] = 0x42;
+				wire_put16(ip + 4, (uint16_t)(WIRE_UDP_LEN + len));
+				ip[6] = 17;
+				ip[7] = 64;
+				memcpy(ip + 8, v6a, 16);
+				memcpy(ip + 24, v6b, 16);
+			} else {
+				ip[0] = 0x45;
+				ip[1] = 0x6A;
+				wire_put16(ip + 2, (uint16_t)(hlen + WIRE_UDP_LEN + len));
+				wire_put16(ip + 4, id);
+				wire_put16(ip + 6, 0x4000);
+				ip[8] = 63;
+				ip[9] = 17;
+				ip[10] = 0x12;
+				memcpy(ip + 12, v4a + 12, 4);
+				memcpy(ip + 16, v4b + 12, 4);
+			}
+			wire_put16(udp, pk.src.port);
+			wire_put16(udp + 2, 4791);
+			wire_put16(udp + 4, (uint16_t)(WIRE_UDP_LEN + len));
+			wire_put16(udp + 6, 0xBEEF);
+			CHECK_EQ(u, soft_pkt_icrc(&pk, v6 ? 0 : id),
+				 icrc_rocev2(ip, hlen, udp, pk.buf, len - WIRE_ICRC_LEN));
+			CHECK(u, memcmp(before, pk.buf, len) == 0);
+		}
+}
+
 /* Whose IDs a solved one must follow: a host counting for all its QPs (rxe:
  * a quiet QP's next ID is far past its last), a NIC counting per QP (two
  * QPs' IDs far apart, interleaved), across 65535 -> 0, and a packet
@@ -397,6 +460,7 @@ int main(void)
 	RUN(&u, test_ip_id_solved);
 	RUN(&u, test_ip_id_implausible);
 	RUN(&u, test_ip_id_whose);
+	RUN(&u, test_one_pass_icrc);
 	RUN(&u, test_unguessable_ids);
 	RUN(&u, test_response_order);
 	RUN(&u, test_ring_positions);

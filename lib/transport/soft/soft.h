@@ -54,9 +54,21 @@ struct soft_addr {
 	bool v6;
 };
 
-/* A packet in a slot: the UDP payload (BTH .. ICRC) and its addressing. */
+/* The ICRC's masked pseudo-header: 8 bytes for the LRH, the IP and the
+ * UDP header. */
+#define SOFT_ICRC_ROOM (8 + WIRE_IPV6_LEN + WIRE_UDP_LEN)
+
+/* A packet in a slot: the UDP payload (BTH .. ICRC) and its addressing.
+ * The room before it takes the ICRC's pseudo-header, so that the ICRC is
+ * one CRC pass over contiguous bytes (soft_pkt_icrc). */
 struct soft_pkt {
-	uint8_t buf[SOFT_PKT_MAX];
+	union {
+		uint8_t frame[SOFT_ICRC_ROOM + SOFT_PKT_MAX];
+		struct {
+			uint8_t icrc_room[SOFT_ICRC_ROOM];
+			uint8_t buf[SOFT_PKT_MAX];
+		};
+	};
 	size_t len;
 	struct soft_addr src, dst;
 	uint8_t ecn;			/* as sent, or as received */
@@ -328,7 +340,7 @@ int soft_plan_send(const struct soft_pkt *pkts, int n, bool gso, struct soft_sen
 /* soft_rx_icrc.c: whether a received packet's ICRC holds, for an IPv4 ID
  * its sender could have used (tracked per QP in qp, and per peer host in
  * d->peer_ids; qp NULL: any ID). */
-bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, const struct soft_pkt *pk);
+bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_pkt *pk);
 
 /* soft_tx.c: building and sending packets. */
 /* A free slot to build a packet in (flushes the batch when full). */
@@ -339,9 +351,11 @@ void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *
 void soft_tx_flush(struct soft_dev *d);
 /* Computes and stores a packet's ICRC for the IPv4 ID it will carry. */
 void soft_pkt_seal(struct soft_pkt *pk, uint16_t ip_id);
-/* ICRC of a RoCEv2 UDP payload as it travels between src and dst. */
-uint32_t soft_icrc(const struct soft_addr *src, const struct soft_addr *dst, uint8_t ecn,
-		   uint16_t ip_id, const uint8_t *udp_payload, size_t len);
+/* ICRC of pk->buf's pk->len bytes (BTH .. ICRC) as they travel from pk->src
+ * to pk->dst with IPv4 ID ip_id.  Writes the pseudo-header into pk's room
+ * and masks the BTH's reserved byte for the pass: the bytes are as they
+ * were when it returns. */
+uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id);
 /* The BTH of a packet from qp to its peer. */
 void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t psn);
 

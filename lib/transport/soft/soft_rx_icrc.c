@@ -157,7 +157,7 @@ static bool id_plausible(struct soft_dev *d, struct soft_id_track *qp,
 	return by_qp || by_host;
 }
 
-bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, const struct soft_pkt *pk)
+bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_pkt *pk)
 {
 	uint32_t want, crc0;
 	uint16_t id;
@@ -165,14 +165,14 @@ bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, const struct 
 	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
 		return false;
 	want = get_le32(pk->buf + pk->len - 4);
-	if (soft_icrc(&pk->src, &pk->dst, pk->ecn, pk->ip_id, pk->buf, pk->len) == want)
+	if (soft_pkt_icrc(pk, pk->ip_id) == want)
 		return true;
 	if (pk->src.v6)
 		return false;	/* no ID in an IPv6 header */
-	crc0 = soft_icrc(&pk->src, &pk->dst, pk->ecn, 0, pk->buf, pk->len);
+	crc0 = soft_pkt_icrc(pk, 0);
 	if (crc0 == want)
 		return true;
 	return solve_ip_id(&d->id_basis, pk, crc0, want, &id) &&
-	       soft_icrc(&pk->src, &pk->dst, pk->ecn, id, pk->buf, pk->len) == want &&
+	       soft_pkt_icrc(pk, id) == want &&
 	       id_plausible(d, qp, &pk->src, id);
 }

@@ -2,12 +2,16 @@
 /*
  * Building and sending RoCEv2 packets.  The ICRC covers the IP and UDP
  * headers the packet will travel with, so it is computed here from the
- * addresses, ports and lengths, with the IPv4 ID the kernel will write:
- * 0, because the sending sockets set DF (IP_PMTUDISC_DO).
+ * addresses, ports and lengths, with the IPv4 ID the kernel will write
+ * (the sending sockets set DF: 0 on a plain send, k on GSO segment k).
+ * It is one CRC pass, with the masked pseudo-header written just before
+ * the packet: CRC libraries pay per call and for short or odd-length
+ * calls, so two or four passes per packet cost twice as much.
  */
 #include <string.h>
 #include <time.h>
 
+#include "crc32.h"
 #include "icrc.h"
 #include "soft.h"
 
@@ -19,44 +23,55 @@ uint64_t soft_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint32_t soft_icrc(const struct soft_addr *src, const struct soft_addr *dst, uint8_t ecn,
-		   uint16_t ip_id, const uint8_t *udp_payload, size_t len)
+uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id)
 {
-	uint8_t ip[WIRE_IPV6_LEN], udp[WIRE_UDP_LEN];
-	size_t hlen;
+	size_t hlen = pk->src.v6 ? WIRE_IPV6_LEN : WIRE_IPV4_LEN;
+	size_t udp_len = WIRE_UDP_LEN + pk->len;
+	uint8_t *bth = pk->frame + SOFT_ICRC_ROOM;	/* pk->buf, through frame */
+	uint8_t *lrh = bth - (8 + hlen + WIRE_UDP_LEN), *ip = lrh + 8, *udp = ip + hlen;
+	uint8_t reserved;
+	uint32_t crc;
 
-	if (src->v6) {
-		hlen = WIRE_IPV6_LEN;
-		memset(ip, 0, hlen);
-		ip[0] = 0x60;	/* traffic class, flow label, hop limit: masked */
-		wire_put16(ip + 4, (uint16_t)(WIRE_UDP_LEN + len));
+	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
+		return 0;	/* not a RoCEv2 packet: no ICRC holds */
+	/* IBTA A17.8: the LRH, and the IP and UDP fields that may change on
+	 * the way, are all ones. */
+	memset(lrh, 0xFF, 8);
+	if (pk->src.v6) {
+		ip[0] = 0x6F;	/* version 6; traffic class, flow label: masked */
+		ip[1] = ip[2] = ip[3] = 0xFF;
+		wire_put16(ip + 4, (uint16_t)udp_len);
 		ip[6] = 17;
-		memcpy(ip + 8, src->ip, 16);
-		memcpy(ip + 24, dst->ip, 16);
+		ip[7] = 0xFF;	/* hop limit */
+		memcpy(ip + 8, pk->src.ip, 16);
+		memcpy(ip + 24, pk->dst.ip, 16);
 	} else {
-		hlen = WIRE_IPV4_LEN;
-		memset(ip, 0, hlen);
 		ip[0] = 0x45;
-		ip[1] = ecn;	/* masked */
-		wire_put16(ip + 2, (uint16_t)(WIRE_IPV4_LEN + WIRE_UDP_LEN + len));
+		ip[1] = 0xFF;	/* DSCP and ECN */
+		wire_put16(ip + 2, (uint16_t)(WIRE_IPV4_LEN + udp_len));
 		wire_put16(ip + 4, ip_id);
 		wire_put16(ip + 6, 0x4000);	/* DF */
+		ip[8] = 0xFF;	/* TTL */
 		ip[9] = 17;
-		memcpy(ip + 12, src->ip + 12, 4);
-		memcpy(ip + 16, dst->ip + 12, 4);
+		ip[10] = ip[11] = 0xFF;	/* header checksum */
+		memcpy(ip + 12, pk->src.ip + 12, 4);
+		memcpy(ip + 16, pk->dst.ip + 12, 4);
 	}
-	wire_put16(udp, src->port);
-	wire_put16(udp + 2, dst->port);
-	wire_put16(udp + 4, (uint16_t)(WIRE_UDP_LEN + len));
-	wire_put16(udp + 6, 0);
-	return icrc_rocev2(ip, hlen, udp, udp_payload, len - WIRE_ICRC_LEN);
+	wire_put16(udp, pk->src.port);
+	wire_put16(udp + 2, pk->dst.port);
+	wire_put16(udp + 4, (uint16_t)udp_len);
+	udp[6] = udp[7] = 0xFF;	/* checksum */
+	reserved = bth[4];
+	bth[4] = 0xFF;
+	crc = crc32_eth(0, lrh, (size_t)(bth - lrh) + pk->len - WIRE_ICRC_LEN);
+	bth[4] = reserved;
+	return crc;
 }
 
 void soft_pkt_seal(struct soft_pkt *pk, uint16_t ip_id)
 {
 	pk->ip_id = ip_id;
-	icrc_store(pk->buf + pk->len - WIRE_ICRC_LEN,
-		   soft_icrc(&pk->src, &pk->dst, pk->ecn, ip_id, pk->buf, pk->len));
+	icrc_store(pk->buf + pk->len - WIRE_ICRC_LEN, soft_pkt_icrc(pk, ip_id));
 }
 
 void soft_tx_flush(struct soft_dev *d)
