@@ -3,7 +3,9 @@
 # bench/anchor.sh: anchor figures in one Soft-RoCE guest (tests/vm, qemu),
 # side by side: perftest on rxe0, rdmakit --engine verbs on rxe0, rdmakit
 # --engine soft over the guest's loopback.  64 KiB RDMA WRITE bandwidth and
-# 2-byte SEND latency, each the median of 3 runs (tests/vm/scripts/anchor.sh).
+# 2-byte SEND latency, each the median of 3 runs, and the 2-byte RDMA WRITE
+# message rate with -Q 100 and with -l 16, perftest against the verbs
+# engine, medians of 5 (tests/vm/scripts/anchor.sh).
 # Under TCG absolute numbers mean little; the ratios are the figures:
 # verbs/perftest (~1: the verbs path adds nothing) and soft/rxe.
 # Needs root, qemu and the guest packages (make deps); exit 2 without them.
@@ -29,4 +31,8 @@ print("64 KiB RDMA WRITE bw [Gb/s]           %-13.3f %-14.3f %-14.3f %-15.2f %.2
 print("2 B SEND latency t_typical [usec]     %-13.2f %-14.2f %-14.2f %-15.2f %.2f" % (
     f["perftest_send_lat"], f["verbs_send_lat"], f["soft_send_lat"],
     f["verbs_send_lat"] / f["perftest_send_lat"], f["soft_send_lat"] / f["perftest_send_lat"]))
+for opt in ("q100", "l16"):
+    p, v = f["perftest_write_rate_" + opt], f["verbs_write_rate_" + opt]
+    print("2 B WRITE msg rate %-6s [Mpps]      %-13.4f %-14.4f %-14s %-15.2f (goal >= 0.8: %s)" % (
+        "-Q 100" if opt == "q100" else "-l 16", p, v, "-", v / p, "met" if v >= 0.8 * p else "MISSED"))
 PY

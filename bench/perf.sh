@@ -9,14 +9,18 @@
 #     vs iperf3 single-stream TCP (plain iperf3 -c, no -Z)   (throughput)
 #   rdmakit bw -s 2 WRITE message rate  vs  the small-datagram ceiling
 #   rdmakit bw WRITE and SEND at 1, 2 and 4 KiB, MTU 1024 (the multi-packet
-#     message rates, side by side)
+#     message rates, side by side), the 2 and 4 KiB WRITEs against the
+#     kernel's floor for sends of that shape (udp_ceiling --packets 2, 4:
+#     one GSO send per message, as a WRITE's FIRST packet forces)
 #   rdmakit lat --op send -s 8 t_typical  vs  qperf udp_lat  (one-way latency)
 # rdmakit runs as two processes (server and client), as iperf3 and qperf do,
 # and also as one --loopback process.  Reports ratios; prints the figures
 # as a table and writes them to bench/out/perf-report.txt.
 # CPU cost: the user + system CPU seconds of both processes (server and
 # client, from GNU time) per GB delivered, rdmakit bw against iperf3 in the
-# same run.
+# same run.  Each ceiling runs right before the rdmakit run it is compared
+# with: on this VM the kernel's own loopback rate swings by 2x within
+# minutes (the host), so only neighbours make a ratio.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 secs=${BENCH_SECONDS:-5}
@@ -48,6 +52,10 @@ iperf_gbps=$(json_get 'd["end"]["sum_received"]["bits_per_second"]/1e9' <"$out/i
 iperf_gb=$(json_get 'd["end"]["sum_received"]["bytes"]/1e9' <"$out/iperf.json")
 iperf_cpu=$(cpu_s "$out/iperf-srv.cpu" "$out/iperf-cli.cpu")
 
+# ceiling NAME ARGS...: the kernel's ceiling run, its JSON in $out/ceiling-NAME.json.
+ceiling_run() { "$ceiling" "${@:2}" --seconds "$secs" >"$out/ceiling-$1.json"; }
+
+ceiling_run 4096 --mtu 4096
 timed "$out/rk-srv.cpu" ./rdmakit bw -p $ctl_port --bind 127.0.0.1 >/dev/null 2>&1 &
 sleep 0.5
 timed "$out/rk-cli.cpu" ./rdmakit -j bw 127.0.0.1 -p $ctl_port --bind 127.0.0.2 -s 64k -m 4096 \
@@ -57,6 +65,7 @@ rk2_gbps=$(json_get 'd["results"][0]["bw_avg_gbps"]' <"$out/rk-bw.json")
 rk2_gb=$(json_get 'd["results"][0]["bytes"]*d["results"][0]["iterations"]/1e9' <"$out/rk-bw.json")
 rk2_cpu=$(cpu_s "$out/rk-srv.cpu" "$out/rk-cli.cpu")
 # The same at RoCE's common 1024-byte MTU: four times the packets per byte.
+ceiling_run 1024 --mtu 1024
 ./rdmakit bw -p $ctl_port --bind 127.0.0.1 >/dev/null 2>&1 &
 sleep 0.5
 rk1k_gbps=$(./rdmakit -j bw 127.0.0.1 -p $ctl_port --bind 127.0.0.2 -s 64k -m 1024 -D "$secs" |
@@ -65,13 +74,8 @@ wait
 rk1_gbps=$(./rdmakit -j bw --loopback --bind 127.0.0.3 -s 64k -m 4096 -D "$secs" |
 	json_get 'd["results"][0]["bw_avg_gbps"]')
 
-# The kernel's ceiling for the same packets, and for small ones.
-"$ceiling" --mtu 4096 --seconds "$secs" >"$out/ceiling-4096.json"
-"$ceiling" --mtu 1024 --seconds "$secs" >"$out/ceiling-1024.json"
-"$ceiling" --small --seconds "$secs" >"$out/ceiling-small.json"
 ceil4k_gbps=$(json_get 'd["payload_gbps"]' <"$out/ceiling-4096.json")
 ceil1k_gbps=$(json_get 'd["payload_gbps"]' <"$out/ceiling-1024.json")
-ceil_small_mpps=$(json_get 'd["mpps"]' <"$out/ceiling-small.json")
 
 # bw_row ARGS...: "Gb/s Mpps" of a two-process rdmakit bw run.
 bw_row() {
@@ -81,10 +85,18 @@ bw_row() {
 		json_get '"%.3f %.4f" % (d["results"][0]["bw_avg_gbps"], d["results"][0]["msg_rate_mpps"])'
 	wait
 }
+ceiling_run small --small
+ceil_small_mpps=$(json_get 'd["mpps"]' <"$out/ceiling-small.json")
 read -r _ rk_small_mpps <<<"$(bw_row -s 2)"
-rows=()
+rows=() shape_rows=()
 for op in write send; do
 	for size in 1024 2048 4096; do
+		packets=$((size / 1024))
+		if [[ $op == write && $packets -gt 1 ]]; then
+			ceiling_run "write$packets" --mtu 1024 --packets $packets
+			shape_rows+=("$size $(json_get '"%.3f %.4f" % (d["payload_gbps"], d["mpps"] / '$packets')' \
+				<"$out/ceiling-write$packets.json")")
+		fi
 		rows+=("$op $size $(bw_row --op $op -s $size -m 1024)")
 	done
 done
@@ -157,6 +169,11 @@ rk2_cpu_gb=$(ratio "$rk2_cpu" "$rk2_gb")
 		printf '%-44s %9.2f Gb/s %9.4f Mpps\n' "rdmakit bw ${op^^} $size B MTU 1024, 2 processes" \
 			"$gbps" "$mpps"
 	done
+	for r in "${shape_rows[@]}"; do
+		read -r size gbps mpps <<<"$r"
+		printf '%-44s %9.2f Gb/s %9.4f Mmsg/s\n' "kernel GSO sends shaped as $size B WRITEs" \
+			"$gbps" "$mpps"
+	done
 	for r in "${veth_rows[@]}"; do
 		read -r offload gbps <<<"$r"
 		printf '%-44s %9s Gb/s\n' "rdmakit bw WRITE 64k, veth netns, GSO/GRO $offload" "$gbps"
@@ -167,5 +184,13 @@ rk2_cpu_gb=$(ratio "$rk2_cpu" "$rk2_gb")
 	echo "bandwidth ratio rdmakit/iperf3 at MTU 1024 (2 processes): $(ratio "$rk1k_gbps" "$iperf_gbps")"
 	echo "CPU per GB ratio rdmakit/iperf3 (lower is better): $(ratio "$rk2_cpu_gb" "$iperf_cpu_gb")"
 	echo "message rate ratio rdmakit 2 B WRITE/kernel small datagrams: $(ratio "$rk_small_mpps" "$ceil_small_mpps")"
+	for r in "${shape_rows[@]}"; do
+		read -r size _ mpps <<<"$r"
+		for w in "${rows[@]}"; do
+			read -r op wsize _ wmpps <<<"$w"
+			[[ $op == write && $wsize == "$size" ]] &&
+				echo "message rate ratio rdmakit $size B WRITE/kernel sends of that shape: $(ratio "$wmpps" "$mpps")"
+		done
+	done
 	echo "latency ratio rdmakit/qperf (lower is better): $(ratio "$rk_lat" "$qperf_us")"
 } | tee "$report"

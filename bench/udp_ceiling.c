@@ -4,7 +4,7 @@
  * engine is measured against (bench/perf.sh): a sender process and a
  * receiver process, nothing else.
  *
- *   udp_ceiling [--mtu 1024|4096] [--small] [--seconds S] [--addr A]
+ *   udp_ceiling [--mtu 1024|4096] [--small | --packets N] [--seconds S] [--addr A]
  *
  * Default (GSO): each send is one UDP_SEGMENT send of up to 64 KiB whose
  * segments are the size of a RoCEv2 WRITE Only packet's UDP payload (BTH 12
@@ -12,6 +12,12 @@
  * receiver takes UDP GRO aggregates, as the engine does.  --small: 36-byte
  * datagrams (a 2-byte WRITE Only: BTH, RETH, 2 bytes padded to 4, ICRC),
  * 64 per sendmmsg and up to 64 per recvmmsg, no GSO: the message-rate floor.
+ * --packets N (2..64): every send is one message shaped like an N-packet
+ * RDMA WRITE of full packets (FIRST with its RETH, then N - 1 packets 16
+ * bytes shorter), one UDP GSO send each (only the last segment of a GSO
+ * send may be shorter, so a multi-packet WRITE cannot share one with the
+ * next), 64 / N of them per sendmmsg, as the soft engine sends them: the
+ * kernel's own floor for that shape, one skb per message.
  *
  * The receiver counts the segments it got from its first packet to the
  * sender's end marker (a 1-byte datagram); payload is counted as RDMA
@@ -41,6 +47,7 @@
 struct opts {
 	unsigned mtu;
 	int small;
+	unsigned packets;		/* --packets: segments per WRITE-shaped send */
 	double seconds;
 	const char *addr;
 };
@@ -148,34 +155,41 @@ static void send_for(int fd, const struct sockaddr_in *to, const struct opts *o,
 	} ctl;
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
-	unsigned per_send = o->small ? 1 : MAX_SEND / seg_bytes;
+	unsigned per_send = o->small ? 1 : o->packets ? o->packets : MAX_SEND / seg_bytes;
+	/* A WRITE-shaped send: FIRST (seg_bytes), then packets 16 bytes shorter. */
+	size_t send_bytes = o->packets ? seg_bytes + (per_send - 1) * (seg_bytes - 16)
+				       : (size_t)per_send * seg_bytes;
+	int per_call = o->small ? BATCH : o->packets ? (int)(BATCH / o->packets) : 1;
 	double end = now_s() + o->seconds;
 	unsigned char one = 0;
 
 	memset(buf, 0xA5, sizeof(buf));
 	for (int i = 0; i < BATCH; i++) {
-		iov[i] = (struct iovec){ buf, o->small ? seg_bytes : per_send * seg_bytes };
+		iov[i] = (struct iovec){ buf, o->small ? seg_bytes : send_bytes };
 		memset(&msgs[i], 0, sizeof(msgs[i]));
 		msgs[i].msg_hdr.msg_name = (void *)to;
 		msgs[i].msg_hdr.msg_namelen = sizeof(*to);
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
-	if (!o->small) {
+	for (int i = 0; !o->small && i < per_call; i++) {
 		struct cmsghdr *c;
 		uint16_t gso = (uint16_t)seg_bytes;
 
-		msgs[0].msg_hdr.msg_control = ctl.buf;
-		msgs[0].msg_hdr.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&msgs[0].msg_hdr);
+		/* Every message carries the same control bytes: one copy. */
+		msgs[i].msg_hdr.msg_control = ctl.buf;
+		msgs[i].msg_hdr.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&msgs[i].msg_hdr);
 		c->cmsg_level = SOL_UDP;
 		c->cmsg_type = UDP_SEGMENT;
 		c->cmsg_len = CMSG_LEN(sizeof(gso));
 		memcpy(CMSG_DATA(c), &gso, sizeof(gso));
 	}
 	while (now_s() < end) {
-		/* GSO: one 64 KiB send per call; small: a batch per call. */
-		int rc = o->small ? sendmmsg(fd, msgs, BATCH, 0) : (int)sendmsg(fd, &msgs[0].msg_hdr, 0);
+		/* GSO: one 64 KiB send per call; small and WRITE-shaped: a
+		 * batch per call. */
+		int rc = per_call > 1 ? sendmmsg(fd, msgs, (unsigned)per_call, 0)
+				      : (int)sendmsg(fd, &msgs[0].msg_hdr, 0);
 
 		if (rc < 0 && errno != ENOBUFS && errno != EAGAIN && errno != EINTR)
 			die(o->small ? "sendmmsg" : "sendmsg (UDP GSO)");
@@ -189,8 +203,8 @@ static void send_for(int fd, const struct sockaddr_in *to, const struct opts *o,
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: udp_ceiling [--mtu 1024|4096] [--small] [--seconds S] "
-		"[--addr IPV4]\n");
+	fprintf(stderr, "usage: udp_ceiling [--mtu 1024|4096] [--small | --packets 2..64] "
+		"[--seconds S] [--addr IPV4]\n");
 	return 2;
 }
 
@@ -208,6 +222,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--small"))
 			o.small = 1;
+		else if (!strcmp(argv[i], "--packets") && i + 1 < argc)
+			o.packets = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--mtu") && i + 1 < argc)
 			o.mtu = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
@@ -218,6 +234,7 @@ int main(int argc, char **argv)
 			return usage();
 	}
 	if ((o.mtu != 1024 && o.mtu != 4096) || o.seconds <= 0 ||
+	    (o.packets && (o.small || o.packets < 2 || o.packets > BATCH)) ||
 	    inet_pton(AF_INET, o.addr, &to.sin_addr) != 1)
 		return usage();
 	seg_bytes = o.small ? SMALL_BYTES : o.mtu + ROCE_HDRS;
@@ -258,7 +275,8 @@ int main(int argc, char **argv)
 
 		printf("{\"mode\":\"%s\",\"mtu\":%u,\"segment_bytes\":%u,\"seconds\":%.3f,"
 		       "\"segments\":%llu,\"gro\":%s,\"payload_gbps\":%.3f,\"mpps\":%.4f,"
-		       "\"cpu_s\":%.3f,\"cpu_s_per_gb\":%.3f}\n", o.small ? "small" : "gso", o.mtu,
+		       "\"cpu_s\":%.3f,\"cpu_s_per_gb\":%.3f}\n",
+		       o.small ? "small" : o.packets ? "write" : "gso", o.mtu,
 		       seg_bytes, r.seconds, r.segments, r.gro_seen ? "true" : "false",
 		       payload * 8 / r.seconds / 1e9, (double)r.segments / r.seconds / 1e6,
 		       r.cpu_s + tx_cpu, payload > 0 ? (r.cpu_s + tx_cpu) / (payload / 1e9) : 0);

@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Guest script (tests/vm/run scripts/anchor.sh): anchor figures in one guest,
-# side by side, each the median of 3 runs.  Bandwidth (64 KiB RDMA WRITE)
-# and latency (2-byte SEND), by perftest on rxe0, by rdmakit --engine verbs
+# side by side, each the median of 3 runs (5 for message rates).  Bandwidth
+# (64 KiB RDMA WRITE), latency (2-byte SEND) and the 2-byte RDMA WRITE
+# message rate with perftest's -Q 100 and with -l 16 (perftest and the
+# verbs engine only), by perftest on rxe0, by rdmakit --engine verbs
 # on rxe0, and by rdmakit --engine soft (its own userspace RoCEv2 over the
 # guest's loopback; rxe holds UDP 4791 there, so the soft engines take free
 # ports, as two soft engines on one address always do).  Writes one line per
-# figure to $VM_SHARE/anchor.txt: "NAME VALUE" (Gb/s or usec), and the raw
+# figure to $VM_SHARE/anchor.txt: "NAME VALUE" (Gb/s, usec or Mpps), and the raw
 # outputs to $VM_SHARE/anchor/.  Exits 0 when every run produced a figure.
 set -u
 . /usr/lib/rdmakit-vm/guest.sh
@@ -17,6 +19,7 @@ mkdir -p "$OUT"
 : >"$VM_SHARE/anchor.txt"
 BW_ITERS=${ANCHOR_BW_ITERS:-300}
 LAT_ITERS=${ANCHOR_LAT_ITERS:-500}
+RATE_ITERS=${ANCHOR_RATE_ITERS:-20000}	# a multiple of 100 and of 16
 failed=0
 
 # pair FILE PORT CMD...: CMD as server (control port PORT), then as client
@@ -33,15 +36,15 @@ pair() {
 	return $rc
 }
 
-# median A B C
-median() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+# median VALUE...: the middle one of an odd count.
+median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
 
-# figure NAME AWK-PROGRAM CMD...: 3 runs of the pair; AWK-PROGRAM prints the
-# figure from the client's output; records the median.
+# figure NAME AWK-PROGRAM CMD...: RUNS (default 3) runs of the pair;
+# AWK-PROGRAM prints the figure from the client's output; records the median.
 figure() {
 	local name=$1 prog=$2 port=18515 v vals=() i
 	shift 2
-	for i in 1 2 3; do
+	for ((i = 1; i <= ${RUNS:-3}; i++)); do
 		step "$name run $i: $*"
 		if pair "$OUT/$name.$i" "$port" "$@"; then
 			v=$(awk "$prog" "$OUT/$name.$i")
@@ -59,6 +62,7 @@ figure() {
 # unless --report_gbits) and "#bytes #iterations t_min t_max t_typical ...".
 bw_col='$1 == 65536 && $2 ~ /^[0-9]+$/ { print $4 }'
 lat_col='$1 == 2 && $2 ~ /^[0-9]+$/ { print $5 }'
+rate_col='$1 == 2 && $2 ~ /^[0-9]+$/ { print $5 }'	# MsgRate[Mpps]
 
 figure perftest_write_bw "$bw_col" ib_write_bw -d "$DEV" -x "$GIDX" -s 65536 -n "$BW_ITERS" --report_gbits
 figure verbs_write_bw "$bw_col" rdmakit bw --engine verbs -d "$DEV" -x "$GIDX" -s 65536 -n "$BW_ITERS"
@@ -66,4 +70,9 @@ figure soft_write_bw "$bw_col" rdmakit bw --engine soft -s 65536 -n "$BW_ITERS"
 figure perftest_send_lat "$lat_col" ib_send_lat -d "$DEV" -x "$GIDX" -s 2 -n "$LAT_ITERS"
 figure verbs_send_lat "$lat_col" rdmakit lat --engine verbs -d "$DEV" -x "$GIDX" -s 2 -n "$LAT_ITERS"
 figure soft_send_lat "$lat_col" rdmakit lat --engine soft -s 2 -n "$LAT_ITERS"
+# Selective signaling and post lists: the same -Q and -l on both sides.
+RUNS=5 figure perftest_write_rate_q100 "$rate_col" ib_write_bw -d "$DEV" -x "$GIDX" -s 2 -n "$RATE_ITERS" -Q 100
+RUNS=5 figure verbs_write_rate_q100 "$rate_col" rdmakit bw --engine verbs -d "$DEV" -x "$GIDX" -s 2 -n "$RATE_ITERS" -Q 100
+RUNS=5 figure perftest_write_rate_l16 "$rate_col" ib_write_bw -d "$DEV" -x "$GIDX" -s 2 -n "$RATE_ITERS" -l 16
+RUNS=5 figure verbs_write_rate_l16 "$rate_col" rdmakit bw --engine verbs -d "$DEV" -x "$GIDX" -s 2 -n "$RATE_ITERS" -l 16
 exit $failed
