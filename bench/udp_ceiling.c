@@ -40,7 +40,7 @@
 #define ROCE_HDRS (12 + 16 + 4)		/* BTH + RETH + ICRC */
 #define SMALL_BYTES (ROCE_HDRS + 4)	/* 2 bytes of payload, padded to 4 */
 #define BATCH 64
-#define RX_MSGS 16
+#define RX_MSGS 64			/* per recvmmsg, as the soft engine */
 #define RX_BUF 65536
 #define MAX_SEND 65000			/* bytes of one GSO send, below 64 KiB */
 
