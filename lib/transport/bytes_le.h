@@ -2,8 +2,8 @@
 /*
  * The one little-endian reader.  Everything on the wire is big-endian
  * (wire.h's wire_get*) except the ICRC, which travels least significant
- * byte first; the CRC engine's slicing loop reads its input the same way.
- * A leaf header, so that crc32.c below wire.h can use it too.
+ * byte first.
+ * A leaf header, usable below wire.h.
  */
 #ifndef RDMAKIT_BYTES_LE_H
 #define RDMAKIT_BYTES_LE_H

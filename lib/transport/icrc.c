@@ -34,10 +34,10 @@ static void mask_ipv6_like(uint8_t *h)
 	h[7] = 0xFF;			/* hop limit */
 }
 
-/* Bytes of the transport copied after the masked headers, so that the
- * first CRC pass is long enough for the folding (CLMUL) path: a packet's
- * ICRC is then two passes, not four short table-driven ones (a cost paid
- * per packet by the soft engine on both ends). */
+/* Bytes of the transport copied after the masked headers: a packet's ICRC
+ * is then two CRC passes, not four short ones, each of which costs the
+ * CRC library a call's fixed price.  (The soft engine, which pays this per
+ * packet on both ends, makes it one pass: soft_pkt_icrc.) */
 #define ICRC_HEAD_EXTRA 64
 
 uint32_t icrc_rocev2(const uint8_t *ip, size_t ip_hlen, const uint8_t *udp,
