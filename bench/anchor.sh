@@ -24,7 +24,7 @@ fi
 python3 - "$share/anchor.txt" <<'PY'
 import sys
 f = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[1]) if l.strip())
-print("anchor (qemu guest, medians of 3)     perftest      rdmakit verbs  rdmakit soft   verbs/perftest  soft/rxe")
+print("anchor (qemu guest, medians of 3/5)   perftest      rdmakit verbs  rdmakit soft   verbs/perftest  soft/rxe")
 print("64 KiB RDMA WRITE bw [Gb/s]           %-13.3f %-14.3f %-14.3f %-15.2f %.2f" % (
     f["perftest_write_bw"], f["verbs_write_bw"], f["soft_write_bw"],
     f["verbs_write_bw"] / f["perftest_write_bw"], f["soft_write_bw"] / f["perftest_write_bw"]))

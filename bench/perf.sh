@@ -11,7 +11,7 @@
 #   rdmakit bw WRITE and SEND at 1, 2 and 4 KiB, MTU 1024 (the multi-packet
 #     message rates, side by side), the 2 and 4 KiB WRITEs against the
 #     kernel's floor for sends of that shape (udp_ceiling --packets 2, 4:
-#     one GSO send per message, as a WRITE's FIRST packet forces)
+#     one or two GSO sends per message, as a WRITE's FIRST packet forces)
 #   rdmakit lat --op send -s 8 t_typical  vs  qperf udp_lat  (one-way latency)
 # rdmakit runs as two processes (server and client), as iperf3 and qperf do,
 # and also as one --loopback process.  Reports ratios; prints the figures
@@ -53,7 +53,10 @@ iperf_gb=$(json_get 'd["end"]["sum_received"]["bytes"]/1e9' <"$out/iperf.json")
 iperf_cpu=$(cpu_s "$out/iperf-srv.cpu" "$out/iperf-cli.cpu")
 
 # ceiling NAME ARGS...: the kernel's ceiling run, its JSON in $out/ceiling-NAME.json.
-ceiling_run() { "$ceiling" "${@:2}" --seconds "$secs" >"$out/ceiling-$1.json"; }
+ceiling_run() {
+	"$ceiling" "${@:2}" --seconds "$secs" >"$out/ceiling-$1.json" ||
+		{ echo "bench: $ceiling ${*:2} failed" >&2; exit 3; }
+}
 
 ceiling_run 4096 --mtu 4096
 timed "$out/rk-srv.cpu" ./rdmakit bw -p $ctl_port --bind 127.0.0.1 >/dev/null 2>&1 &

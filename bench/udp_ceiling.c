@@ -12,12 +12,13 @@
  * receiver takes UDP GRO aggregates, as the engine does.  --small: 36-byte
  * datagrams (a 2-byte WRITE Only: BTH, RETH, 2 bytes padded to 4, ICRC),
  * 64 per sendmmsg and up to 64 per recvmmsg, no GSO: the message-rate floor.
- * --packets N (2..64): every send is one message shaped like an N-packet
- * RDMA WRITE of full packets (FIRST with its RETH, then N - 1 packets 16
- * bytes shorter), one UDP GSO send each (only the last segment of a GSO
- * send may be shorter, so a multi-packet WRITE cannot share one with the
- * next), 64 / N of them per sendmmsg, as the soft engine sends them: the
- * kernel's own floor for that shape, one skb per message.
+ * --packets N (2..64): messages shaped like N-packet RDMA WRITEs of full
+ * packets (FIRST with its RETH, then N - 1 packets 16 bytes shorter), sent
+ * as the soft engine sends them: FIRST and the next packet as one UDP GSO
+ * send, the other N - 2 as a second (only the last segment of a GSO send
+ * may be shorter, so a WRITE shares a send with no other and FIRST ends
+ * its run), 64 / N WRITEs per sendmmsg: the kernel's own floor for that
+ * shape, one or two skbs per message.
  *
  * The receiver counts the segments it got from its first packet to the
  * sender's end marker (a 1-byte datagram); payload is counted as RDMA
@@ -152,38 +153,47 @@ static void send_for(int fd, const struct sockaddr_in *to, const struct opts *o,
 	union {
 		char buf[CMSG_SPACE(sizeof(uint16_t))];
 		struct cmsghdr align;
-	} ctl;
+	} ctl[2];
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
-	unsigned per_send = o->small ? 1 : o->packets ? o->packets : MAX_SEND / seg_bytes;
-	/* A WRITE-shaped send: FIRST (seg_bytes), then packets 16 bytes shorter. */
-	size_t send_bytes = o->packets ? seg_bytes + (per_send - 1) * (seg_bytes - 16)
-				       : (size_t)per_send * seg_bytes;
-	int per_call = o->small ? BATCH : o->packets ? (int)(BATCH / o->packets) : 1;
+	/* A WRITE of N packets leaves as the soft engine sends it: FIRST (with
+	 * its RETH) and one packet 16 bytes shorter as one GSO send, then the
+	 * other N - 2 as a second (only a GSO send's last segment may be
+	 * shorter).  The plain GSO mode: one 64 KiB send of equal segments. */
+	unsigned writes = o->packets ? BATCH / o->packets : 0;
+	unsigned per_write = o->packets > 2 ? 2 : 1;
+	int per_call = o->small ? BATCH : o->packets ? (int)(writes * per_write) : 1;
+	size_t sizes[2] = { o->small ? seg_bytes : (MAX_SEND / seg_bytes) * seg_bytes, 0 };
+	uint16_t gso[2] = { (uint16_t)seg_bytes, (uint16_t)(seg_bytes - 16) };
 	double end = now_s() + o->seconds;
 	unsigned char one = 0;
 
+	if (o->packets) {
+		sizes[0] = 2 * (size_t)seg_bytes - 16;
+		sizes[1] = (size_t)(o->packets - 2) * (seg_bytes - 16);
+	}
 	memset(buf, 0xA5, sizeof(buf));
-	for (int i = 0; i < BATCH; i++) {
-		iov[i] = (struct iovec){ buf, o->small ? seg_bytes : send_bytes };
+	for (int i = 0; i < per_call; i++) {
+		int part = o->packets ? (int)((unsigned)i % per_write) : 0;
+
+		iov[i] = (struct iovec){ buf, sizes[part] };
 		memset(&msgs[i], 0, sizeof(msgs[i]));
 		msgs[i].msg_hdr.msg_name = (void *)to;
 		msgs[i].msg_hdr.msg_namelen = sizeof(*to);
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
-	}
-	for (int i = 0; !o->small && i < per_call; i++) {
-		struct cmsghdr *c;
-		uint16_t gso = (uint16_t)seg_bytes;
+		if (!o->small) {
+			/* Messages of one part share one copy of their control bytes. */
+			struct cmsghdr *c;
 
-		/* Every message carries the same control bytes: one copy. */
-		msgs[i].msg_hdr.msg_control = ctl.buf;
-		msgs[i].msg_hdr.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&msgs[i].msg_hdr);
-		c->cmsg_level = SOL_UDP;
-		c->cmsg_type = UDP_SEGMENT;
-		c->cmsg_len = CMSG_LEN(sizeof(gso));
-		memcpy(CMSG_DATA(c), &gso, sizeof(gso));
+			msgs[i].msg_hdr.msg_control = ctl[part].buf;
+			msgs[i].msg_hdr.msg_controllen = sizeof(ctl[part].buf);
+			c = CMSG_FIRSTHDR(&msgs[i].msg_hdr);
+			c->cmsg_level = SOL_UDP;
+			c->cmsg_type = UDP_SEGMENT;
+			c->cmsg_len = CMSG_LEN(sizeof(gso[part]));
+			memcpy(CMSG_DATA(c), &gso[part], sizeof(gso[part]));
+		}
 	}
 	while (now_s() < end) {
 		/* GSO: one 64 KiB send per call; small and WRITE-shaped: a
@@ -222,8 +232,14 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--small"))
 			o.small = 1;
-		else if (!strcmp(argv[i], "--packets") && i + 1 < argc)
-			o.packets = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--packets") && i + 1 < argc) {
+			char *endp;
+			unsigned long v = strtoul(argv[++i], &endp, 10);
+
+			if (*endp || v < 2 || v > BATCH)
+				return usage();
+			o.packets = (unsigned)v;
+		}
 		else if (!strcmp(argv[i], "--mtu") && i + 1 < argc)
 			o.mtu = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
@@ -234,7 +250,8 @@ int main(int argc, char **argv)
 			return usage();
 	}
 	if ((o.mtu != 1024 && o.mtu != 4096) || o.seconds <= 0 ||
-	    (o.packets && (o.small || o.packets < 2 || o.packets > BATCH)) ||
+	    (o.packets && (o.small ||
+			   (size_t)(o.packets - 2) * (o.mtu + ROCE_HDRS - 16) > MAX_SEND)) ||
 	    inet_pton(AF_INET, o.addr, &to.sin_addr) != 1)
 		return usage();
 	seg_bytes = o.small ? SMALL_BYTES : o.mtu + ROCE_HDRS;
