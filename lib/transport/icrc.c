@@ -40,19 +40,11 @@ static void mask_ipv6_like(uint8_t *h)
  * packet on both ends, makes it one pass: soft_pkt_icrc.) */
 #define ICRC_HEAD_EXTRA 64
 
-uint32_t icrc_rocev2(const uint8_t *ip, size_t ip_hlen, const uint8_t *udp,
-		     const uint8_t *bth, size_t tlen)
+size_t icrc_mask_rocev2_headers(uint8_t *h, size_t ip_hlen)
 {
-	/* LRH stand-in, the largest IPv4 header (or IPv6), UDP, then the
-	 * start of the transport with the BTH's reserved byte masked. */
-	uint8_t h[sizeof(lrh_stand_in) + 60 + WIRE_UDP_LEN + ICRC_HEAD_EXTRA];
-	uint8_t *iph = h + sizeof(lrh_stand_in), *t;
-	size_t head;
+	uint8_t *iph = h + sizeof(lrh_stand_in);
 
-	if (ip_hlen > 60)
-		ip_hlen = 60;
 	memcpy(h, lrh_stand_in, sizeof(lrh_stand_in));
-	memcpy(iph, ip, ip_hlen);
 	if (ip_hlen && iph[0] >> 4 == 6) {
 		mask_ipv6_like(iph);
 	} else if (ip_hlen >= WIRE_IPV4_LEN) {
@@ -60,12 +52,26 @@ uint32_t icrc_rocev2(const uint8_t *ip, size_t ip_hlen, const uint8_t *udp,
 		iph[8] = 0xFF;			/* TTL */
 		iph[10] = iph[11] = 0xFF;	/* header checksum */
 	}
-	memcpy(iph + ip_hlen, udp, WIRE_UDP_LEN);
 	iph[ip_hlen + 6] = iph[ip_hlen + 7] = 0xFF;	/* UDP checksum */
+	return sizeof(lrh_stand_in) + ip_hlen + WIRE_UDP_LEN;
+}
+
+uint32_t icrc_rocev2(const uint8_t *ip, size_t ip_hlen, const uint8_t *udp,
+		     const uint8_t *bth, size_t tlen)
+{
+	/* LRH stand-in, the largest IPv4 header (or IPv6), UDP, then the
+	 * start of the transport with the BTH's reserved byte masked. */
+	uint8_t h[sizeof(lrh_stand_in) + 60 + WIRE_UDP_LEN + ICRC_HEAD_EXTRA];
+	uint8_t *t;
+	size_t head;
+
+	if (ip_hlen > 60)
+		ip_hlen = 60;
+	memcpy(h + sizeof(lrh_stand_in), ip, ip_hlen);
+	memcpy(h + sizeof(lrh_stand_in) + ip_hlen, udp, WIRE_UDP_LEN);
+	t = h + icrc_mask_rocev2_headers(h, ip_hlen);
 	if (tlen < WIRE_BTH_LEN)	/* not a valid packet anyway */
-		return crc_transport(crc32_eth(0, h, sizeof(lrh_stand_in) + ip_hlen +
-						WIRE_UDP_LEN), bth, tlen);
-	t = iph + ip_hlen + WIRE_UDP_LEN;
+		return crc_transport(crc32_eth(0, h, (size_t)(t - h)), bth, tlen);
 	head = tlen < ICRC_HEAD_EXTRA ? tlen : ICRC_HEAD_EXTRA;
 	memcpy(t, bth, head);
 	t[4] = 0xFF;	/* BTH reserved byte */

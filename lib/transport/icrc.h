@@ -32,6 +32,14 @@
  */
 uint32_t icrc_rocev2(const uint8_t *ip, size_t ip_hlen, const uint8_t *udp,
 		     const uint8_t *bth, size_t tlen);
+/*
+ * The RoCEv2 ICRC's masked pseudo-header in place: h holds 8 bytes for the
+ * LRH, then an IP header of ip_hlen bytes (v4 or v6 by its version
+ * nibble), then the UDP header.  Sets the LRH stand-in and every field that
+ * may change on the way to 1s; returns the pseudo-header's length.  For a
+ * sender that keeps room before its packets, so the ICRC is one CRC pass.
+ */
+size_t icrc_mask_rocev2_headers(uint8_t *h, size_t ip_hlen);
 /* RoCEv1, or IB with a GRH: the 40-byte GRH, then tlen bytes from the BTH. */
 uint32_t icrc_grh(const uint8_t *grh, const uint8_t *bth, size_t tlen);
 /* IB with an LRH and no GRH: the 8-byte LRH, then tlen bytes from the BTH. */

@@ -34,33 +34,28 @@ uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id)
 
 	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
 		return 0;	/* not a RoCEv2 packet: no ICRC holds */
-	/* IBTA A17.8: the LRH, and the IP and UDP fields that may change on
-	 * the way, are all ones. */
-	memset(lrh, 0xFF, 8);
+	/* The headers the packet travels with; what may change on the way
+	 * (ToS, TTL, checksums, ...) is masked below, so it is left zero. */
+	memset(ip, 0, hlen);
 	if (pk->src.v6) {
-		ip[0] = 0x6F;	/* version 6; traffic class, flow label: masked */
-		ip[1] = ip[2] = ip[3] = 0xFF;
+		ip[0] = 0x60;
 		wire_put16(ip + 4, (uint16_t)udp_len);
 		ip[6] = 17;
-		ip[7] = 0xFF;	/* hop limit */
 		memcpy(ip + 8, pk->src.ip, 16);
 		memcpy(ip + 24, pk->dst.ip, 16);
 	} else {
 		ip[0] = 0x45;
-		ip[1] = 0xFF;	/* DSCP and ECN */
 		wire_put16(ip + 2, (uint16_t)(WIRE_IPV4_LEN + udp_len));
 		wire_put16(ip + 4, ip_id);
 		wire_put16(ip + 6, 0x4000);	/* DF */
-		ip[8] = 0xFF;	/* TTL */
 		ip[9] = 17;
-		ip[10] = ip[11] = 0xFF;	/* header checksum */
 		memcpy(ip + 12, pk->src.ip + 12, 4);
 		memcpy(ip + 16, pk->dst.ip + 12, 4);
 	}
 	wire_put16(udp, pk->src.port);
 	wire_put16(udp + 2, pk->dst.port);
 	wire_put16(udp + 4, (uint16_t)udp_len);
-	udp[6] = udp[7] = 0xFF;	/* checksum */
+	icrc_mask_rocev2_headers(lrh, hlen);
 	reserved = bth[4];
 	bth[4] = 0xFF;
 	crc = crc32_eth(0, lrh, (size_t)(bth - lrh) + pk->len - WIRE_ICRC_LEN);

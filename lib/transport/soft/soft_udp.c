@@ -9,9 +9,9 @@
  * as one UDP GSO send (every segment a complete RoCEv2 packet, all but the
  * last exactly gso_size bytes), and the receiving socket takes UDP GRO
  * aggregates, split here at gso_size.  A run leaves as one contiguous
- * buffer: the kernel's cost per iovec dwarfs a userspace copy (on this
- * project's VM a 64 KiB GSO send of 62 one-packet iovecs moved half the
- * bytes per CPU second of the same send as one iovec).  The sending sockets set DF, so the
+ * buffer: the kernel's cost per iovec dwarfs a userspace copy (a 64 KiB
+ * GSO send of 62 one-packet iovecs costs the kernel about twice the CPU of
+ * the same send as one iovec).  The sending sockets set DF, so the
  * kernel writes IPv4 ID 0 on a plain send and ID k on segment k of a GSO
  * send: each packet's ICRC is computed with the ID it will carry, and the
  * receiver tries segment k's ICRC with ID k first.
