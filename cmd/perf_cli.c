@@ -7,6 +7,7 @@
 
 #include "perf_cli.h"
 #include "plot.h"
+#include "pt_wire.h"
 
 void perf_cli_signals(void)
 {
@@ -210,6 +211,25 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 	case OPT_DCQCN_MIN:
 		c->dcqcn_set = true;
 		return dcqcn_option(cmd, &o->dcqcn, key, arg);
+	case OPT_PERFTEST: o->perftest = true; break;
+	case OPT_PERFTEST_VERSION: {
+		uint8_t wire[PT_VERSION_LEN];
+		char err[XPORT_ERR_LEN];
+
+		if (pt_version_build(arg, wire, err) < 0)
+			return usage_error(cmd, "%s", err);
+		o->perftest_version = arg;
+		break;
+	}
+	case OPT_PERFTEST_STRUCT:
+		rc = parse_u64(cmd, "--perftest-struct", arg, PT_NEGOTIATE_LEN, PT_NEGOTIATE_LEN_DV,
+			       false, &v);
+		if (!rc && v != PT_NEGOTIATE_LEN && v != PT_NEGOTIATE_LEN_DV)
+			rc = usage_error(cmd, "invalid value '%s' for --perftest-struct: expected %d "
+					 "(perftest built without mlx5dv) or %d (with it)", arg,
+					 PT_NEGOTIATE_LEN, PT_NEGOTIATE_LEN_DV);
+		o->perftest_struct = (unsigned)v;
+		break;
 	case 'R':
 	case OPT_RDMA_CM_ALIAS:
 		o->rdma_cm = true;
@@ -267,6 +287,14 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 				   "bytes: drop -a");
 	if (c->all)
 		o->size = 8 << 20;	/* buffers for the largest size */
+	o->sweep = c->all;
+	if (o->perftest_struct && (!o->perftest_version ||
+				   strtod(o->perftest_version, NULL) < PT_VERSION_NEGOTIATES))
+		return usage_error(c->cmd, "--perftest-struct sizes the 6.28+ parameter "
+				   "negotiation: give --perftest-version 6.28 or later too");
+	if ((o->perftest || o->perftest_version) && c->loopback)
+		return usage_error(c->cmd, "--perftest and --perftest-version are for a perftest "
+				   "peer; --loopback runs both ends here: drop one of them");
 	/* perftest's inline defaults: latency SEND 236, WRITE 220, else none. */
 	if (!c->inline_set && o->latency)
 		o->inline_size = o->op == PERF_SEND ? 236 : o->op == PERF_WRITE ? 220 : 0;
@@ -318,10 +346,9 @@ unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap)
 {
 	unsigned n = 0;
 
-	if (!c->all) {
-		sizes[0] = c->o.size;
+	sizes[0] = c->o.size;
+	if (!c->all && !c->o.sweep)
 		return 1;
-	}
 	for (uint64_t s = 2; s <= (8 << 20) && n < cap; s *= 2)
 		sizes[n++] = s;
 	return n;
@@ -339,8 +366,25 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 	report_param(r, "Engine", "engine", REPORT_STR, RV_STR(perf_engine(s)));
 	report_param(r, "Role", "role", REPORT_STR, RV_STR(roles[role]));
 	report_param(r, "Local address", "local_address", REPORT_STR, RV_STR(perf_local_addr(s)));
-	if (role != PERF_LOOPBACK)
+	if (role != PERF_LOOPBACK) {
+		struct perf_peer_proto pp;
+
 		report_param(r, "Peer", "peer", REPORT_STR, RV_STR(perf_peer(s)));
+		perf_peer_protocol(s, &pp);
+		report_param(r, "Peer protocol", "peer_protocol", REPORT_STR,
+			     RV_STR(pp.perftest ? "perftest" : "rdmakit"));
+		if (pp.perftest) {
+			report_param(r, "Peer version", "peer_perftest_version", REPORT_STR,
+				     RV_STR(pp.version));
+			report_param(r, "Negotiated", "perftest_negotiated", REPORT_BOOL,
+				     RV_BOOL(pp.negotiated));
+			if (pp.negotiated)
+				report_param(r, "Negotiation struct", "perftest_struct_bytes",
+					     REPORT_U64, RV_U64(pp.struct_len));
+		}
+		if (perf_advisory(s))
+			report_param(r, "Note", "perftest_note", REPORT_STR, RV_STR(perf_advisory(s)));
+	}
 	if (o->rdma_cm)	/* perftest's heading for how the QPs were connected */
 		report_param(r, "Data ex. method", "connection_method", REPORT_STR, RV_STR("rdma_cm"));
 	report_param(r, "Operation", "op", REPORT_STR, RV_STR(op));
@@ -431,7 +475,7 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		}
 		c->o = o;	/* what the server adopted, for the preamble */
 		perf_cli_preamble(&r, c, s, role);
-		if (role == PERF_SERVER) {
+		if (role == PERF_SERVER && !perf_serves_as_runner(s)) {
 			unsigned runs;
 
 			rc = perf_serve_all(s, &runs, err) < 0 ? EXIT_RUNTIME : EXIT_OK;

@@ -36,6 +36,9 @@ enum {
 	OPT_DCQCN_MIN,
 	OPT_AUTH_KEY,
 	OPT_PLOT,
+	OPT_PERFTEST,
+	OPT_PERFTEST_VERSION,
+	OPT_PERFTEST_STRUCT,
 	/* command-specific options start here */
 	OPT_PERF_CMD = OPT_LONG_ONLY + 60,
 };
@@ -106,6 +109,13 @@ enum {
 	{ "rdma_cm", OPT_RDMA_CM_ALIAS, NULL, "perftest's name for --rdma-cm" },              \
 	{ "cpu_util", OPT_CPU_UTIL, NULL, "report this process's CPU use during the run "       \
 					  "(CPU_Util[%], 100 = one core)" },                         \
+	{ "perftest", OPT_PERFTEST, NULL, "speak perftest's protocol even to rdmakit (a "        \
+					  "perftest peer is recognised without it)" },               \
+	{ "perftest-version", OPT_PERFTEST_VERSION, "V", "the perftest version to announce "    \
+						       "(default 6.06; a server echoes its client's;" \
+						       " 6.28 or later negotiates parameters)" },  \
+	{ "perftest-struct", OPT_PERFTEST_STRUCT, "BYTES", "6.28+ negotiation: the peer's "     \
+							   "struct size, 312 or 320 (default 320)" }, \
 	PERF_OPTS_DCQCN
 
 struct perf_cli {

@@ -11,7 +11,7 @@
 
 #include "counters.h"
 #include "ctl.h"
-#include "perf_int.h"
+#include "pt_int.h"
 
 #define BIN_NS_START 10000000ull	/* 10 ms; doubles when the bins run out */
 #define ATOMIC_LANES 8			/* distinct result buffers per QP */
@@ -62,6 +62,8 @@ int perf_run_begin(struct perf_session *s, char *err)
 		perf_server_prepare(s, &s->b);
 		return 0;
 	}
+	if (s->pt)
+		return pt_run_begin(s, err);
 	if (ctl_send(&s->oob, OOB_PARAMS, ctl_run_json(s->o.size), err) < 0)
 		return -1;
 	return oob_barrier(&s->oob, 1, err);
@@ -82,6 +84,11 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 		*verified = !s->verify_failed;
 		*bad = s->bad_offset;
 		return 0;
+	}
+	if (s->pt) {	/* perftest checks nothing (--verify is refused) */
+		*verified = false;
+		*bad = 0;
+		return pt_run_end(s, err);
 	}
 	if (oob_barrier(&s->oob, 2, err) < 0 || !(m = ctl_recv(&s->oob, OOB_RESULT, err)))
 		return -1;
@@ -340,7 +347,7 @@ static int tx_step(struct perf_session *s, struct tx *t, char *err)
 		uint64_t upto = (wc[i].wr_id & 0xFFFFFFFFFFFFULL) + 1, count;
 
 		if (wc[i].status != XPORT_WC_SUCCESS)
-			return perf_wc_error(&wc[i], err);
+			return s->pt ? pt_wc_error(s, &wc[i], err) : perf_wc_error(&wc[i], err);
 		if (wc[i].opcode == XPORT_WC_RECV) {
 			perf_server_on_wc(s, t->e, &wc[i]);
 			continue;
@@ -575,7 +582,15 @@ int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
 		return -1;
 	}
 	have_port = sample_port(s, &port, &port_before);
-	rc = run_bw(s, r, &x->peer, x->bins, err);
+	if (s->pt && s->role == PERF_SERVER) {
+		rc = pt_serve_bw(s, r, err);
+	} else {
+		rc = run_bw(s, r, &x->peer, x->bins, err);
+		if (rc == 0 && s->pt)
+			pt_note_bw(s, r);
+		else if (rc < 0 && s->pt)
+			s->pt->broken = true;
+	}
 	if (have_port && rc == 0 && sample_port(s, &port, &port_after)) {
 		r->port = port;
 		port_deltas(&r->port, &port_before, &port_after);

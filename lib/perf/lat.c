@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perf_int.h"
+#include "pt_int.h"
 
 static struct xport_sge half_sge(struct perf_end *e, unsigned q, size_t off, uint64_t len)
 {
@@ -149,6 +149,8 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 {
 	uint64_t deadline, t, wall0, cpu0;
 
+	if (s->pt && (s->role == PERF_SERVER || s->o.op == PERF_WRITE || s->o.op == PERF_SEND))
+		return pt_run_lat(s, r, err);
 	memset(r, 0, sizeof(*r));
 	hist_init(&r->h);
 	r->bytes = s->o.size;

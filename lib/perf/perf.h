@@ -101,6 +101,23 @@ struct perf_opts {
 	enum perf_rate_unit rate_unit;
 	bool rdma_cm;			/* QPs connected by the RDMA CM (perftest -R) */
 	struct xport_dcqcn dcqcn;	/* soft engine: congestion reaction (zeros: defaults) */
+	bool sweep;			/* -a: the sizes 2..8 MiB (perftest's peers must know) */
+	/* perftest's own protocol (lib/perf/pt_*.c): a perftest peer is
+	 * recognised by its opening; --perftest forces it. */
+	bool perftest;
+	const char *perftest_version;	/* what to announce (NULL: 6.06; a server echoes) */
+	unsigned perftest_struct;	/* 6.28+ negotiation struct: 312 or 320 (0: 320) */
+};
+
+/* What the peer spoke, for the report. */
+struct perf_peer_proto {
+	bool perftest;			/* perftest's protocol, not rdmakit's */
+	char version[16];		/* the version the peer announced */
+	bool negotiated;		/* 6.28+: the parameter struct was exchanged */
+	unsigned struct_len;		/* its size (312 or 320) */
+	bool passive;			/* this side measured nothing of its own (a
+					 * perftest READ/atomic latency server) */
+	bool from_peer_report;		/* the row's figures are the peer's report */
 };
 
 struct perf_interval {
@@ -181,6 +198,18 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err);
 int perf_serve_all(struct perf_session *s, unsigned *runs, char *err);
 /* The client's address, on a server. */
 const char *perf_peer(const struct perf_session *s);
+/* Which protocol the peer spoke (rdmakit's or perftest's, and its version). */
+void perf_peer_protocol(const struct perf_session *s, struct perf_peer_proto *p);
+/*
+ * A server with a perftest client measures for itself: it runs the
+ * sizes (perf_run_bw/perf_run_lat) as a client does instead of
+ * perf_serve_all.  perf_runs_once: one run covers the whole -a sweep
+ * (perftest's passive WRITE/READ/atomic servers never hear of the sizes).
+ */
+bool perf_serves_as_runner(const struct perf_session *s);
+bool perf_runs_once(const struct perf_session *s);
+/* An advisory line for the user before the run (NULL: none). */
+const char *perf_advisory(const struct perf_session *s);
 
 const char *perf_op_name(enum perf_op op);
 /* The cq_mod a bw run uses with send-queue depth `depth` (-l sets it to

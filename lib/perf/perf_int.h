@@ -46,7 +46,13 @@ struct perf_session {
 	bool verify_failed;
 	uint64_t bad_offset;
 	int server_error;		/* a failed completion's status, 0 if none */
+	struct pt_state *pt;		/* a perftest peer: its protocol's state (pt_int.h) */
 };
+
+/* The session's building blocks, shared with the perftest protocol. */
+int perf_open_dev(struct perf_session *s, const char *bind, char *err);
+int perf_end_open(struct perf_session *s, struct perf_end *e, char *err);
+void perf_end_close(struct perf_session *s, struct perf_end *e);
 
 static inline void close_fd(int fd)
 {

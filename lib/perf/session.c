@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
-#include "perf_int.h"
+#include "pt_int.h"
 
 const char *perf_op_name(enum perf_op op)
 {
@@ -44,7 +44,7 @@ static size_t slot_len(uint64_t max_size)
 	return (size_t)((n + 63) & ~63ULL);
 }
 
-static int end_open(struct perf_session *s, struct perf_end *e, char *err)
+int perf_end_open(struct perf_session *s, struct perf_end *e, char *err)
 {
 	const struct perf_opts *o = &s->o;
 	struct xport_qp_attr a = {
@@ -80,7 +80,7 @@ static int end_open(struct perf_session *s, struct perf_end *e, char *err)
 	return 0;
 }
 
-static void end_close(struct perf_session *s, struct perf_end *e)
+void perf_end_close(struct perf_session *s, struct perf_end *e)
 {
 	for (unsigned i = 0; i < PERF_MAX_QPS; i++)
 		if (e->qp[i])
@@ -151,7 +151,7 @@ void perf_socket_addr(int fd, bool local, char *out, size_t cap)
 	}
 }
 
-static int open_dev(struct perf_session *s, const char *bind, char *err)
+int perf_open_dev(struct perf_session *s, const char *bind, char *err)
 {
 	struct xport_dev_attr a = { .engine = s->o.engine, .bind = bind,
 				    .udp_port = s->o.udp_port, .ib_dev = s->o.ib_dev,
@@ -375,8 +375,8 @@ static int open_loopback(struct perf_session *s, char *err)
 {
 	struct xport_qp_info ia[PERF_MAX_QPS], ib[PERF_MAX_QPS];
 
-	if (open_dev(s, s->o.bind ? s->o.bind : "127.0.0.1", err) < 0 ||
-	    end_open(s, &s->a, err) < 0 || end_open(s, &s->b, err) < 0)
+	if (perf_open_dev(s, s->o.bind ? s->o.bind : "127.0.0.1", err) < 0 ||
+	    perf_end_open(s, &s->a, err) < 0 || perf_end_open(s, &s->b, err) < 0)
 		return -1;
 	for (unsigned i = 0; i < s->o.qps; i++) {
 		xport_qp_info(s->a.qp[i], &ia[i]);
@@ -397,19 +397,26 @@ static int open_loopback(struct perf_session *s, char *err)
 static int open_client(struct perf_session *s, char *err)
 {
 	char local[64];
+	int rc;
 
 	if (oob_connect(s->o.host, s->o.port, s->o.timeout_s * 1000, &s->oob, err) < 0)
 		return -1;
 	s->oob.stop = s->o.stop;
 	s->oob.key = s->o.auth_key;
-	if (oob_hello(&s->oob, false, err) < 0) {
+	s->oob.accept_perftest = true;
+	s->oob.plain_opening = s->o.perftest;
+	s->oob.announce = s->o.perftest_version;
+	rc = oob_hello(&s->oob, false, err);
+	if (rc == OOB_PEER_PERFTEST)
+		return pt_open_client(s, err);
+	if (rc < 0) {
 		oob_close(&s->oob);	/* no session to end: no "end", no goodbye */
 		return -1;
 	}
 	if (ctl_send(&s->oob, OOB_PARAMS, ctl_test_json(&s->o, s->max_size), err) < 0)
 		return -1;
 	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
-	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || end_open(s, &s->a, err) < 0)
+	if (perf_open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || perf_end_open(s, &s->a, err) < 0)
 		return -1;
 	return exchange(s, false, err);
 }
@@ -426,6 +433,8 @@ static int open_server(struct perf_session *s, char *err)
 		return -1;
 	/* Ctrl-C ends the wait; a refused client is that client's failure. */
 	gate = oob_gate_new(s->listen_fd, 1, s->o.auth_key, err);
+	if (gate)
+		oob_gate_accept_perftest(gate, s->o.perftest);
 	/* A refused client (a wrong key, perftest, an older rdmakit) was told
 	 * why; the others opening at the same time keep their places. */
 	while (gate && (rc = oob_gate_accept(gate, -1, s->o.stop, &s->oob, err)) == OOB_GATE_REFUSED)
@@ -437,6 +446,8 @@ static int open_server(struct perf_session *s, char *err)
 	/* From here a failure is this client's: the server may serve the next. */
 	s->oob.timeout_ms = s->o.timeout_s * 1000;
 	s->oob.stop = s->o.stop;
+	if (s->oob.peer_perftest)
+		return pt_open_server(s, err) < 0 ? PERF_CLIENT_FAILED : 0;
 	if (oob_hello(&s->oob, true, err) < 0 ||
 	    oob_recv(&s->oob, OOB_PARAMS, text, sizeof(text) - 1, &len, err) < 0)
 		return PERF_CLIENT_FAILED;
@@ -448,11 +459,11 @@ static int open_server(struct perf_session *s, char *err)
 	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
 	/* The device is the server's own (a bad --bind, no device, no random
 	 * numbers): fatal.  The buffers are what the client asked for. */
-	if (open_dev(s, s->o.bind ? s->o.bind : local, err) < 0) {
+	if (perf_open_dev(s, s->o.bind ? s->o.bind : local, err) < 0) {
 		oob_send_error(&s->oob, err);
 		return -1;
 	}
-	if (end_open(s, &s->a, err) < 0) {
+	if (perf_end_open(s, &s->a, err) < 0) {
 		oob_send_error(&s->oob, err);
 		return PERF_CLIENT_FAILED;
 	}
@@ -499,6 +510,11 @@ void perf_close(struct perf_session *s)
 
 	if (!s)
 		return;
+	if (s->pt) {
+		pt_close(s);
+		free(s->pt);
+		s->pt = NULL;
+	}
 	if (s->oob.fd >= 0) {
 		if (s->role == PERF_CLIENT)
 			ctl_send(&s->oob, OOB_PARAMS, ctl_run_json(0), err);
@@ -507,9 +523,9 @@ void perf_close(struct perf_session *s)
 	}
 	if (s->listen_fd >= 0)
 		close_fd(s->listen_fd);
-	end_close(s, &s->a);
+	perf_end_close(s, &s->a);
 	xport_cm_close(s->cm);
-	end_close(s, &s->b);
+	perf_end_close(s, &s->b);
 	xport_close(s->dev);
 	free(s);
 }
@@ -522,6 +538,37 @@ const char *perf_engine(const struct perf_session *s)
 const char *perf_peer(const struct perf_session *s)
 {
 	return s->oob.peer;
+}
+
+void perf_peer_protocol(const struct perf_session *s, struct perf_peer_proto *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (!s->pt)
+		return;
+	p->perftest = true;
+	memcpy(p->version, s->pt->peer_version, sizeof(p->version));
+	p->negotiated = s->pt->negotiated;
+	p->struct_len = (unsigned)s->pt->neg_len;
+	p->passive = s->o.latency && (s->o.op == PERF_READ || s->o.op == PERF_ATOMIC) &&
+		     s->role == PERF_SERVER;
+	p->from_peer_report = pt_is_passive_bw(s) && s->role == PERF_SERVER && !s->o.iters;
+}
+
+bool perf_serves_as_runner(const struct perf_session *s)
+{
+	return s->pt != NULL;
+}
+
+bool perf_runs_once(const struct perf_session *s)
+{
+	return s->pt && s->role == PERF_SERVER &&
+	       (pt_is_passive_bw(s) || (s->o.latency && (s->o.op == PERF_READ ||
+							  s->o.op == PERF_ATOMIC)));
+}
+
+const char *perf_advisory(const struct perf_session *s)
+{
+	return s->pt ? s->pt->advisory : NULL;
 }
 
 const char *perf_local_addr(const struct perf_session *s)

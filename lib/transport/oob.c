@@ -602,7 +602,11 @@ int oob_hello(struct oob *o, bool is_server, char *err)
 
 	o->peer_version[0] = '\0';
 	if (!is_server) {
-		if (oob_open_client(o, err) < 0 || send_hello(o, oob_deadline_after(o->timeout_ms), err) < 0)
+		if (oob_open_client(o, err) < 0)
+			return -1;
+		if (o->peer_perftest)
+			return OOB_PEER_PERFTEST;
+		if (send_hello(o, oob_deadline_after(o->timeout_ms), err) < 0)
 			return -1;
 		return recv_hello(o, err, &why);
 	}
@@ -663,4 +667,59 @@ int oob_bye(struct oob *o, char *err)
 		return 0;
 	/* A peer that closed right after its last message is done too. */
 	return why == F_EOF ? 0 : -1;
+}
+
+/* --- perftest's unframed messages ------------------------------------------- */
+
+static int raw_failed(struct oob *o, int r, bool eof, size_t got, size_t len, const char *what,
+		      char *err)
+{
+	char t[16];
+
+	if (eof)
+		oob_errf(err, "the perftest peer at %s closed the connection %s (after %zu of %zu "
+			      "bytes); perftest exits on any mismatch: its own output says which "
+			      "option differs", o->peer, what, got, len);
+	else if (r == IO_TIMEOUT)
+		oob_errf(err, "timed out after %s s %s from the perftest peer at %s; check that it "
+			      "runs the same test (--timeout sets the wait)",
+			 oob_secs(o->timeout_ms, t, sizeof(t)), what, o->peer);
+	else if (r == IO_STOP)
+		oob_errf(err, "interrupted %s", what);
+	else if (r == IO_CLOSED)
+		oob_errf(err, "the perftest peer at %s reset the connection %s; perftest exits on "
+			      "any mismatch: its own output says which option differs", o->peer, what);
+	else
+		oob_errf(err, "cannot use the connection to %s: %s", o->peer, strerror(errno));
+	return -1;
+}
+
+int oob_send_raw(struct oob *o, const void *buf, size_t len, char *err)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	int r = oob_write_all(o, &iov, 1, oob_deadline_after(o->timeout_ms));
+
+	return r < 0 ? raw_failed(o, r, false, 0, len, "while sending", err) : 0;
+}
+
+int oob_recv_raw(struct oob *o, void *buf, size_t len, char *err)
+{
+	size_t got;
+	bool eof;
+	int r = oob_read_exact(o, buf, len, oob_deadline_after(o->timeout_ms), &got, &eof);
+
+	return r < 0 || eof ? raw_failed(o, r, eof, got, len, "while waiting for its message",
+					 err) : 0;
+}
+
+int oob_recv_raw_within(struct oob *o, void *buf, size_t len, int timeout_ms, char *err)
+{
+	size_t got;
+	bool eof;
+	int r = oob_read_exact(o, buf, len, oob_deadline_after(timeout_ms), &got, &eof);
+
+	if (r == IO_TIMEOUT && !eof && got == 0)
+		return 0;
+	return r < 0 || eof ? raw_failed(o, r, eof, got, len, "while waiting for its message",
+					 err) : 1;
 }

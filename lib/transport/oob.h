@@ -128,7 +128,22 @@ struct oob {
 	/* Client: the key to authenticate with (NULL: none); set it after
 	 * oob_connect().  A client with a key insists the server proves it. */
 	const struct oob_key *key;
+	/*
+	 * perftest (lib/perf/pt_*.c).  Client: accept_perftest lets a server
+	 * that answers the opening with perftest's version through (then
+	 * oob_hello() returns OOB_PEER_PERFTEST); announce is the version the
+	 * opening carries (NULL: OOB_OPENING_PERFTEST); plain_opening leaves
+	 * rdmakit's marker out, so an rdmakit server takes us for perftest.
+	 * Both sides: peer_perftest and pt_version (the peer's 16 bytes) once
+	 * the peer turned out to be perftest.
+	 */
+	bool accept_perftest, plain_opening, peer_perftest;
+	const char *announce;
+	uint8_t pt_version[OOB_OPENING_LEN];
 };
+
+/* oob_hello(): the peer is perftest; go on in its protocol. */
+#define OOB_PEER_PERFTEST 1
 
 /*
  * The server's door: accepts connections and runs the opening and the
@@ -152,6 +167,14 @@ void oob_gate_free(struct oob_gate *g);
 int oob_gate_accept(struct oob_gate *g, int timeout_ms, const volatile sig_atomic_t *stop,
 		    struct oob *o, char *err);
 unsigned long oob_gate_dropped(const struct oob_gate *g);
+/*
+ * bw and lat serve perftest clients too: one whose opening is a perftest
+ * version is admitted with o->peer_perftest set and nothing answered yet
+ * (lib/perf/pt_session.c answers).  force: rdmakit clients are taken for
+ * perftest as well (--perftest).  Never with a key: perftest cannot
+ * authenticate.
+ */
+void oob_gate_accept_perftest(struct oob_gate *g, bool force);
 
 /*
  * Listening socket on bind_addr (NULL: every address, IPv6 and IPv4) and
@@ -190,6 +213,16 @@ int oob_recv_msg(struct oob *o, enum oob_type *type, void *buf, size_t cap, size
  * server asks, the authentication; the server's side follows a gate.
  */
 int oob_hello(struct oob *o, bool is_server, char *err);
+/*
+ * perftest's exchange has no framing (lib/perf/pt_wire.h): one message is
+ * one send of len bytes (perftest reads each with a single read()), and
+ * exactly len bytes back, within o->timeout_ms (timeout_ms of its own
+ * for oob_recv_raw_within: 0 when nothing came in time, 1 when it did).
+ */
+int oob_send_raw(struct oob *o, const void *buf, size_t len, char *err);
+int oob_recv_raw(struct oob *o, void *buf, size_t len, char *err);
+int oob_recv_raw_within(struct oob *o, void *buf, size_t len, int timeout_ms, char *err);
+
 /* Sends BARRIER(id) and waits for the peer's BARRIER with the same id. */
 int oob_barrier(struct oob *o, uint32_t id, char *err);
 /*

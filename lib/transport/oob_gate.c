@@ -121,10 +121,21 @@ static int auth_mac(const struct oob_key *k, const char *label, const uint8_t *a
 
 /* --- the opening ------------------------------------------------------------ */
 
-static void opening_build(uint8_t out[OOB_OPENING_LEN], uint16_t flags)
+/* The version text goes first, as perftest reads it; rdmakit's marker
+ * after its NUL (plain: none, so we look like perftest). */
+static void opening_build(uint8_t out[OOB_OPENING_LEN], uint16_t flags, const char *version,
+			  bool plain)
 {
+	size_t len = version ? strnlen(version, 7) : 0;
+
 	memset(out, 0, OOB_OPENING_LEN);
-	memcpy(out, OOB_OPENING_PERFTEST, strlen(OOB_OPENING_PERFTEST));
+	if (!len) {
+		version = OOB_OPENING_PERFTEST;
+		len = strlen(version);
+	}
+	memcpy(out, version, len);
+	if (plain)
+		return;
 	memcpy(out + 8, OOB_OPENING_MARKER, 4);
 	oob_put16(out + 12, OOB_PROTO_VERSION);
 	oob_put16(out + 14, flags);
@@ -152,6 +163,7 @@ struct pending {
 	int fd;
 	int64_t deadline;
 	bool opened;			/* its opening passed: now authenticating */
+	bool perftest;			/* admitted as a perftest client */
 	size_t got;
 	uint8_t buf[OOB_HDR_LEN + AUTH_REPLY_LEN];
 	uint8_t nonce[OOB_AUTH_NONCE_LEN];
@@ -163,6 +175,7 @@ struct oob_gate {
 	unsigned cap, n;		/* table size, entries in use (oldest first) */
 	const struct oob_key *key;
 	unsigned long dropped;
+	bool accept_perftest, force_perftest;	/* oob_gate_accept_perftest() */
 	struct pending *p;
 	struct pollfd *pfd;		/* listen_fd, then one per pending */
 	int64_t left_ns;		/* when oob_gate_accept() last returned; 0: never */
@@ -217,6 +230,12 @@ unsigned long oob_gate_dropped(const struct oob_gate *g)
 	return g->dropped;
 }
 
+void oob_gate_accept_perftest(struct oob_gate *g, bool force)
+{
+	g->accept_perftest = true;
+	g->force_perftest = force;
+}
+
 /* Best effort and never blocking: the gate waits for no one. */
 static bool send_now(int fd, const void *buf, size_t len)
 {
@@ -239,10 +258,10 @@ static enum step on_opening(struct oob_gate *g, struct pending *p, char *err)
 	size_t n = OOB_OPENING_LEN;
 	char version[9];
 
-	if (opening_is_rdmakit(b)) {
+	if (opening_is_rdmakit(b) && !(g->force_perftest && !g->key)) {
 		uint16_t proto = oob_get16(b + 12);
 
-		opening_build(out, g->key ? OOB_OPEN_AUTH : 0);
+		opening_build(out, g->key ? OOB_OPEN_AUTH : 0, NULL, false);
 		if (g->key) {
 			if (nonce(p->nonce, sizeof(p->nonce)) < 0) {
 				oob_errf(err, "no random numbers for a challenge (libsodium failed "
@@ -279,6 +298,10 @@ static enum step on_opening(struct oob_gate *g, struct pending *p, char *err)
 	}
 	if (strstr(oob_greeting_hint(b, OOB_OPENING_LEN), "perftest")) {
 		oob_sanitize(version, sizeof(version), b, 8);
+		if (g->accept_perftest && !g->key) {
+			p->perftest = true;	/* lib/perf/pt_session.c answers */
+			return STEP_ADMIT;
+		}
 		if (g->key)
 			oob_errf(err, "client at %s is perftest (version %s), which cannot "
 				      "authenticate: this server requires --auth-key", p->peer, version);
@@ -449,6 +472,10 @@ int oob_gate_accept(struct oob_gate *g, int timeout_ms, const volatile sig_atomi
 			if (s == STEP_ADMIT) {
 				oob_init(o, g->p[i].fd, -1);
 				memcpy(o->peer, g->p[i].peer, sizeof(o->peer));
+				if (g->p[i].perftest) {
+					o->peer_perftest = true;
+					memcpy(o->pt_version, g->p[i].buf, OOB_OPENING_LEN);
+				}
 				remove_pending(g, i, false);
 				return 0;
 			}
@@ -532,14 +559,28 @@ int oob_open_client(struct oob *o, char *err)
 	size_t got = 0;
 	int r;
 
-	opening_build(mine, o->key ? OOB_OPEN_AUTH : 0);
+	opening_build(mine, o->key ? OOB_OPEN_AUTH : 0, o->announce, o->plain_opening);
 	r = oob_write_all(o, &iov, 1, deadline);
 	if (r == 0)
 		r = oob_read_exact(o, theirs, sizeof(theirs), deadline, &got, &eof);
 	if (r < 0)
 		return open_failed(o, r, eof, got, theirs, err);
-	if (!opening_is_rdmakit(theirs))
+	if (!opening_is_rdmakit(theirs) || o->plain_opening) {
+		/* A perftest server answers with its own version (16 bytes). */
+		if (o->accept_perftest && memchr(theirs, 0, OOB_OPENING_LEN) &&
+		    strstr(oob_greeting_hint(theirs, OOB_OPENING_LEN), "perftest")) {
+			if (o->key) {
+				oob_errf(err, "the server at %s is perftest, which cannot "
+					      "authenticate: drop --auth-key to test against it",
+					 o->peer);
+				return -1;
+			}
+			o->peer_perftest = true;
+			memcpy(o->pt_version, theirs, OOB_OPENING_LEN);
+			return 0;
+		}
 		return oob_not_rdmakit(o, theirs, got, err);
+	}
 	if (oob_get16(theirs + 12) != OOB_PROTO_VERSION) {
 		oob_errf(err, "peer at %s speaks rdmakit control protocol %u, we speak %d; use the "
 			      "same rdmakit version on both sides (we run %s)", o->peer,

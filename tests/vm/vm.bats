@@ -15,6 +15,11 @@
 #   interop (root, verbs engine) rdmakit --engine soft on the host against
 #         rdmakit --engine verbs on the guest's rxe0, both directions; then
 #         with 3% loss each way (nftables on the host), both recovering.
+#   perftest (root, verbs engine) rdmakit in perftest's own protocol against
+#         Debian's perftest and upstream 6.29 (../shared/peers) on rxe0, both
+#         roles, bw and lat, every op, with and without the 6.28+ negotiation;
+#         then the host's soft engine against perftest on rxe0 (write, read,
+#         send), one of its runs captured and decoded by tshark too.
 #
 # Each guest boots once, in the first test that needs it; the following
 # tests read what it recorded ($BATS_FILE_TMPDIR/NAME/results/*.out|.rc and
@@ -142,6 +147,11 @@ pkts = [l for l in lines if 'frame' in l]
 summary = next((l['summary'] for l in lines if 'summary' in l), None)
 $1" "$BATS_TEST_TMPDIR/cap.json" "${@:2}"
 }
+
+# cap_eval code (a prefix): every packet's ICRC verified.
+ICRC_ALL_OK='
+bad = [p["frame"] for p in pkts if p.get("icrc") != "ok"]
+assert not bad, f"ICRC not ok in frames {bad[:20]}"'
 
 # tshark_agrees FILE: tshark decodes every RoCEv2 packet of FILE (already in
 # $BATS_TEST_TMPDIR/cap.json via capture_json) with the same opcode, QP, PSN.
@@ -493,9 +503,7 @@ print(len(pkts))'
 @test "tap: every captured RoCEv2 packet's ICRC verifies, by rdmakit and by an independent check" {
 	boot_tap
 	capture_json "$LAB/rxe.pcap"
-	run cap_eval '
-bad = [p["frame"] for p in pkts if p.get("icrc") != "ok"]
-assert not bad, f"ICRC not ok in frames {bad[:20]}"
+	run cap_eval "$ICRC_ALL_OK"'
 assert summary is not None, "no summary"
 assert summary["icrc_bad"] == 0 and summary["icrc_unchecked"] == 0 and summary["malformed"] == 0, summary
 assert summary["packets"] == len(pkts), summary
@@ -582,9 +590,7 @@ print(sum(t <= int(sys.argv[2]) for t in ts), len(ts))' "$BATS_TEST_TMPDIR/tcpdu
 			"guest servers said: $(grep -h -m3 '^rdmakit' "$LAB/results/guest_bw_server.out" "$LAB/results/guest_lat_server.out")")"
 	fi
 	capture_json "$LAB/interop.pcap"
-	run cap_eval '
-bad = [p["frame"] for p in pkts if p.get("icrc") != "ok"]
-assert not bad, f"ICRC not ok in frames {bad[:20]}"
+	run cap_eval "$ICRC_ALL_OK"'
 srcs = {p["src"] for p in pkts}
 assert srcs == {"198.18.0.1", "198.18.0.2"}, f"packets from {srcs} only"
 print(len(pkts))'
@@ -593,6 +599,217 @@ print(len(pkts))'
 	# Both stacks' packets decode the same in Wireshark's dissector.
 	require_tool tshark "the reference InfiniBand decode"
 	tshark_agrees "$LAB/interop.pcap"
+}
+
+# ---------------------------------------------------------------------------------
+# perftest: rdmakit speaks perftest's own exchange, nothing of rdmakit on the other side
+
+# The 6.29 peers: ../shared/peers/perftest-6.29 beside the clone (a plain clone has none).
+PT629_DIR=
+pt629_bins() {
+	local d
+	d=$(cd "$RDMAKIT_ROOT/.." && pwd)/shared/peers/perftest-6.29/bin
+	[[ -x $d/ib_write_bw ]] && PT629_DIR=$d
+}
+
+# The perftest lab: the 6.29 binaries (when present) go into the share first.
+boot_perftest() {
+	require_verbs_engine
+	require_root "a network namespace with a bridge and a tap"
+	require_tool ip "network namespaces"
+	if pt629_bins && [[ ! -e $BATS_FILE_TMPDIR/perftest/pt629 ]]; then
+		mkdir -p "$BATS_FILE_TMPDIR/perftest/pt629"
+		cp "$PT629_DIR"/* "$BATS_FILE_TMPDIR/perftest/pt629/"
+	fi
+	lab_boot perftest --timeout 1500 --net tap --host "$VM_DIR/scripts/perftest-host.sh" \
+		"$VM_DIR/scripts/perftest-guest.sh"
+}
+
+# pt_check PREFIX VERSION NEGOTIATED: every pair PREFIX_{srv,cli}_{bw,lat}_OP
+# ended 0 on both sides; rdmakit's JSON names the peer's protocol, its version
+# and whether the 6.28+ struct was exchanged; perftest printed its row.
+pt_check() {
+	python3 - "$LAB/results" "$@" <<'PY'
+import json, os, sys
+res, pairs = sys.argv[1], sys.argv[2:]
+bad = []
+def js(path):
+    for l in reversed(open(path).read().splitlines()):
+        if l.startswith("{"):
+            return json.loads(l)
+    raise ValueError(f"no JSON in {path}")
+def pt_row(path):
+    lines = open(path).read().splitlines()
+    for i, l in enumerate(lines):
+        if "#bytes" in l and i + 1 < len(lines) and lines[i + 1].split():
+            return lines[i + 1].split()
+    return None
+for spec in pairs:
+    name, version, negotiated = spec.split(":")
+    for kind in ("bw", "lat"):
+        for op in ("write", "read", "send", "atomic"):
+            n = f"{name}_{kind}_{op}"
+            rc_file = f"{res}/{n}.rc"
+            if not os.path.exists(rc_file):
+                bad.append(f"{n}: not run"); continue
+            rc = open(rc_file).read().split()
+            if rc != ["0", "0"]:
+                bad.append(f"{n}: exit {rc}: " + open(f"{res}/{n}.cli").read()[-300:] + open(f"{res}/{n}.srv").read()[-300:]); continue
+            rdmakit_side = "cli" if "_srv" in name else "srv"
+            perftest_side = "srv" if rdmakit_side == "cli" else "cli"
+            d = js(f"{res}/{n}.{rdmakit_side}")
+            p = d["params"]
+            if (p.get("peer_protocol"), p.get("peer_perftest_version"), p.get("perftest_negotiated")) != ("perftest", version, negotiated == "yes"):
+                bad.append(f"{n}: params say {p.get('peer_protocol')} {p.get('peer_perftest_version')} negotiated={p.get('perftest_negotiated')}")
+            if d["errors"]:
+                bad.append(f"{n}: errors {d['errors']}")
+            passive = kind == "lat" and op in ("read", "atomic") and rdmakit_side == "srv"
+            if passive:
+                if "measured" not in p:
+                    bad.append(f"{n}: a passive latency server should say it measured nothing")
+            elif not d["results"] or d["results"][0]["iterations"] < 199:
+                bad.append(f"{n}: rdmakit results {d['results'][:1]}")
+            # perftest printed its row, except where perftest prints none
+            # (a READ/atomic latency server, a WRITE/READ/atomic bw server
+            # prints the client's report).
+            if not (kind == "lat" and op in ("read", "atomic") and perftest_side == "srv"):
+                row = pt_row(f"{res}/{n}.{perftest_side}")
+                if not row or int(row[1]) < 199:
+                    bad.append(f"{n}: perftest's row {row}")
+assert not bad, "\n".join(bad)
+print("ok")
+PY
+}
+
+@test "perftest: Debian's perftest 6.06 and rdmakit --engine verbs on rxe0, both roles, bw and lat, every op" {
+	boot_perftest
+	run pt_check deb_srv:6.06:no deb_cli:6.06:no
+	assert_output ok
+}
+
+@test "perftest: upstream 6.29 announcing 6.06 and 6.29 (the 6.28+ negotiation on the wire), both roles, every op" {
+	pt629_bins || _require_missing "../shared/peers/perftest-6.29 is missing in CI" \
+		"no ../shared/peers/perftest-6.29 beside this clone (upstream perftest to test against)"
+	boot_perftest
+	[[ -e $LAB/pt629/ib_write_bw ]] || fail "the 6.29 binaries did not reach the guest"
+	# up_srv06/29: a 6.29 server, rdmakit announcing 6.06 / 6.29; up_cli29: a
+	# 6.29 client and an rdmakit server that echoes 6.29; up_cli06: that
+	# server announcing 6.06 (--perftest-version), so no negotiation.
+	run pt_check up_srv06:6.29:no up_srv29:6.29:yes up_cli29:6.29:yes up_cli06:6.29:no
+	assert_output ok
+	# The struct a 6.29 built with mlx5dv sends is 320 bytes; the server measured it.
+	run python3 -c '
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1]).read().splitlines() if l.startswith("{")][-1]
+print(d["params"]["perftest_struct_bytes"])' "$LAB/results/up_cli29_bw_write.srv"
+	assert_output 320
+}
+
+@test "perftest: rdmakit as the server measures for itself, within 10% of the perftest client's bandwidth (one unit) and from the same iterations" {
+	boot_perftest
+	run python3 - "$LAB/results" <<'PY'
+import json, os, sys
+res = sys.argv[1]
+def js(path):
+    return [json.loads(l) for l in open(path).read().splitlines() if l.startswith("{")][-1]
+def pt_row(path):
+    lines = open(path).read().splitlines()
+    for i, l in enumerate(lines):
+        if "#bytes" in l and i + 1 < len(lines) and lines[i + 1].split():
+            return lines[i + 1].split()
+out, bad = [], []
+names = [f"{p}_bw_{op}" for p in ("deb_cli", "soft_srv") for op in ("write", "read", "send")]
+for n in names:
+    srv = f"{res}/{n}.srv"
+    if not os.path.exists(srv):
+        bad.append(f"{n}: missing"); continue
+    r = js(srv)["results"][0]
+    row = pt_row(f"{res}/{n}.cli")
+    # perftest's MB/sec is 2^20 bytes/s; ours Gb/s (10^9 bits)
+    theirs = float(row[3]) * 1048576 * 8 / 1e9
+    ratio = r["bw_avg_gbps"] / theirs
+    out.append(f"{n} {ratio:.3f}")
+    if r["iterations"] != int(row[1]):
+        bad.append(f"{n}: {r['iterations']} iterations here, {row[1]} at perftest")
+    if not 0.9 <= ratio <= 1.1:
+        bad.append(f"{n}: rdmakit {r['bw_avg_gbps']:.4f} Gb/s vs perftest {theirs:.4f} Gb/s = {ratio:.3f}")
+# Latency: both sides time the same ping-pong: their typical values agree within 25% (TCG).
+for n in ("deb_cli_lat_write", "deb_cli_lat_send", "soft_srv_lat_write", "soft_srv_lat_send"):
+    r = js(f"{res}/{n}.srv")["results"][0]
+    row = pt_row(f"{res}/{n}.cli")
+    ratio = r["t_typical_us"] / float(row[4])
+    out.append(f"{n} {ratio:.3f}")
+    if not 0.75 <= ratio <= 1.25 or r["iterations"] < int(row[1]) - 1:
+        bad.append(f"{n}: typical {r['t_typical_us']} us over {r['iterations']} vs perftest {row[4]} over {row[1]}")
+print(" ".join(out))
+assert not bad, "\n".join(bad)
+PY
+	echo "# $output" >&3
+	assert_success
+}
+
+@test "perftest: -a (-n 20) and -q 2 against Debian's perftest, both roles" {
+	boot_perftest
+	local n rc
+	for n in deb_srv_bw_write_all deb_cli_bw_send_all deb_srv_bw_send_q2 deb_cli_bw_write_q2; do
+		rc=$(cat "$LAB/results/$n.rc")
+		[[ $rc == "0 0" ]] || fail "$n: exit $rc: $(tail -c 400 "$LAB/results/$n.cli") $(tail -c 400 "$LAB/results/$n.srv")"
+	done
+	# The client's -a rows: 2 bytes to 8 MiB, 20 messages each; the send server's too.
+	run python3 -c '
+import json, sys
+for f in sys.argv[1:]:
+    d = [json.loads(l) for l in open(f).read().splitlines() if l.startswith("{")][-1]
+    sizes = [r["bytes"] for r in d["results"]]
+    assert sizes == [2 ** i for i in range(1, 24)], (f, sizes)
+    assert all(r["iterations"] == 20 for r in d["results"]), f
+print("ok")' "$LAB/results/deb_srv_bw_write_all.cli" "$LAB/results/deb_cli_bw_send_all.srv"
+	assert_output ok
+}
+
+@test "perftest: a perftest server sized for 4 KiB and an rdmakit client of 64 KiB: one line naming -s, neither side hangs" {
+	boot_perftest
+	local rc
+	rc=$(cat "$LAB/results/deb_srv_bw_write_mismatch.rc")
+	# 124/143: killed by the lab's timeout (a hang); rdmakit exits 3.
+	[[ ${rc%% *} == 3 && ${rc##* } != 124 && ${rc##* } != 143 ]] || fail "exit $rc"
+	run grep -c '^rdmakit bw: .*remote access error.*start it with the same -s/-a' \
+		"$LAB/results/deb_srv_bw_write_mismatch.cli"
+	assert_output 1
+}
+
+@test "perftest: the soft engine on the host against perftest on the guest's rxe0: write, read, send, bw and lat, both roles" {
+	boot_perftest
+	local kind op side f failed=()
+	for side in cli srv; do
+		for kind in bw lat; do
+			for op in write read send; do
+				for f in "$LAB/results/soft_${side}_${kind}_$op".*rc; do
+					[[ $(cat "$f") == 0 ]] || failed+=("${f##*/}: $(cat "$f"): $(tail -c 300 "${f%rc}" 2>/dev/null)")
+				done
+			done
+		done
+	done
+	((${#failed[@]} == 0)) || fail "$(printf '%s\n' "${failed[@]}")"
+	run python3 -c '
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1]).read().splitlines() if l.startswith("{")][-1]
+assert d["params"]["engine"] == "soft" and d["params"]["peer_protocol"] == "perftest", d["params"]
+print("ok")' "$LAB/results/soft_cli_bw_write.cli"
+	assert_output ok
+}
+
+@test "perftest: a soft-engine WRITE to perftest on rxe, captured: tshark decodes it as rdmakit does, every ICRC ok" {
+	boot_perftest
+	capture_json "$LAB/perftest-soft.pcap"
+	run cap_eval "$ICRC_ALL_OK"'
+ops = {p["opcode"] for p in pkts}
+assert {6, 7, 8, 17} <= ops, ops   # WRITE First/Middle/Last from the soft engine, ACKs from rxe
+print(len(pkts))'
+	assert_success
+	run -0 "$VM_DIR/icrc-check" "$LAB/perftest-soft.pcap"
+	require_tool tshark "the reference InfiniBand decode"
+	tshark_agrees "$LAB/perftest-soft.pcap"
 }
 
 # ---------------------------------------------------------------------------------
@@ -623,9 +840,7 @@ print("ok")' "$output"
 	assert_output ok
 	# On the wire: every ICRC ok, and each side retransmitted.
 	capture_json "$LAB/interop-lossy.pcap"
-	run cap_eval '
-bad = [p["frame"] for p in pkts if p.get("icrc") != "ok"]
-assert not bad, f"ICRC not ok in frames {bad[:20]}"
+	run cap_eval "$ICRC_ALL_OK"'
 retx = {}
 for f in summary["flows"]:
     retx[f["src"]] = retx.get(f["src"], 0) + f["retransmits"]

@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# rdmakit in perftest's protocol (lib/perf/pt_*.c) on the soft engine, no
+# root needed: an rdmakit client forced to perftest's exchange (--perftest)
+# against an rdmakit server, which takes it for perftest; both halves of the
+# exchange in one run, every test's sync sequence, with and without the 6.28+
+# negotiation.  The real peers (Debian's perftest and upstream 6.29 on
+# Soft-RoCE) are in tests/vm/vm.bats ("perftest:"), the byte sequences in
+# tests/unit/test_pt_session.c.
+
+bats_require_minimum_version 1.5.0
+
+load test_helper
+load perf_helper
+
+setup() {
+	setup_perf
+	# The client's soft engine needs an address of its own (both bind 4791).
+	CADDR=${ADDR%.*}.$(((${ADDR##*.} % 250) + 1))
+}
+
+teardown() {
+	kill_bg
+}
+
+# pt_pair CMD OP SERVER-ARGS -- CLIENT-ARGS: a server and a --perftest client;
+# leaves the client's JSON in output and the server's in $BATS_TEST_TMPDIR/srv.
+pt_pair() {
+	local cmd=$1 op=$2 srv=() cli=()
+	shift 2
+	while [[ $# -gt 0 && $1 != -- ]]; do srv+=("$1"); shift; done
+	[[ ${1:-} == -- ]] && shift
+	cli=("$@")
+	start_server "$cmd" --op "$op" "${srv[@]}"
+	run --separate-stderr "$RDMAKIT" -j "$cmd" --bind "$CADDR" --timeout 5 --perftest -p "$PORT" \
+		--op "$op" "${cli[@]}" "$ADDR"
+	wait_pid "$SRV" 10
+}
+
+# srv_eval CODE: Python CODE with d = the server's JSON document.
+srv_eval() {
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+$1" "$BATS_TEST_TMPDIR/srv"
+}
+
+@test "perftest protocol: bw, every op: the server takes a --perftest client for perftest and measures for itself" {
+	local op
+	for op in write read send atomic; do
+		pt_pair bw "$op" -n 2000 -- -n 2000
+		assert_success
+		[[ $WAIT_RC -eq 0 ]] || fail "$op: server exit $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/srv.err")"
+		json_eval '
+p = d["params"]
+assert p["peer_protocol"] == "perftest" and p["peer_perftest_version"] == "6.06", p
+assert p["perftest_negotiated"] is False and "perftest_note" in p, p
+(r,) = d["results"]
+assert r["iterations"] == 2000, r
+print(r["bw_avg_gbps"])'
+		run srv_eval '
+p = d["params"]
+assert p["peer_protocol"] == "perftest" and p["role"] == "server", p
+(r,) = d["results"]
+assert r["iterations"] == 2000 and r["bw_avg_gbps"] > 0, r'
+		assert_success
+	done
+}
+
+@test "perftest protocol: lat write and send ping-pong both ways; read and atomic servers say they measured nothing" {
+	local op
+	for op in write send read atomic; do
+		pt_pair lat "$op" -n 300 -- -n 300
+		assert_success
+		[[ $WAIT_RC -eq 0 ]] || fail "$op: server exit $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/srv.err")"
+		# The side that answers first-sent messages times one round trip
+		# fewer (perftest's write_lat server and send_lat client send first).
+		json_eval '(r,) = d["results"]; assert r["iterations"] in (299, 300) and r["t_typical_us"] > 0, r'
+		if [[ $op == write || $op == send ]]; then
+			run srv_eval '(r,) = d["results"]; assert r["iterations"] in (299, 300), r'
+		else
+			run srv_eval 'assert d["results"] == [] and "passive target" in d["params"]["measured"], d'
+		fi
+		assert_success
+	done
+}
+
+@test "perftest protocol: --perftest-version 6.29 negotiates; the server adopts the client's test, -q 2 and -a included" {
+	pt_pair bw send -- --perftest-version 6.29 -s 4096 -n 500 -q 2
+	assert_success
+	json_eval 'p = d["params"]; assert p["perftest_negotiated"] is True and p["perftest_struct_bytes"] == 320, p'
+	# The server was started without -s, -n or -q: it learned them.
+	run srv_eval '
+p = d["params"]
+assert p["perftest_negotiated"] is True and p["peer_perftest_version"] == "6.29", p
+assert p["qps"] == 2 and p["iterations"] == 1000, p
+(r,) = d["results"]
+assert r["bytes"] == 4096 and r["iterations"] == 1000, r'
+	assert_success
+	# -a: the client negotiates the sweep, the server runs every size with it.
+	pt_pair bw send -- --perftest-version 6.29 --perftest-struct 312 -a -n 20
+	assert_success
+	json_eval 'assert [r["bytes"] for r in d["results"]] == [2 ** i for i in range(1, 24)], d["results"]'
+	run srv_eval '
+assert d["params"]["perftest_struct_bytes"] == 312, d["params"]
+assert [r["bytes"] for r in d["results"]] == [2 ** i for i in range(1, 24)], d["results"]'
+	assert_success
+}
+
+@test "perftest protocol: a negotiated test that differs from the server's own options: both exit 3 with one line" {
+	pt_pair bw write -s 4096 -- --perftest-version 6.29 -s 1024
+	assert_failure 3
+	[[ $WAIT_RC -eq 3 ]] || fail "server exit $WAIT_RC"
+	assert_equal "$(wc -l <<<"$stderr")" 1
+	run grep -c "negotiated --op write, -s 1024.*differ from this server's own options" "$BATS_TEST_TMPDIR/srv.err"
+	assert_output 1
+}
+
+@test "perftest protocol: an rdmakit client refuses --verify with a perftest peer, naming why" {
+	pt_pair bw write -- --verify
+	assert_failure 3
+	[[ $stderr == *"is perftest 6.06: drop --verify (perftest fills its buffers with rand()"* ]] || fail "$stderr"
+}
+
+@test "perftest options: bad --perftest-version and --perftest-struct values are usage errors" {
+	run --separate-stderr "$RDMAKIT" bw --perftest-version 5.2 127.0.0.1
+	assert_one_line_error 2 "perftest refuses peers older than 5.70"
+	run --separate-stderr "$RDMAKIT" bw --perftest-version 6.x 127.0.0.1
+	assert_one_line_error 2 "invalid perftest version '6.x'"
+	run --separate-stderr "$RDMAKIT" bw --perftest-version 6.29 --perftest-struct 316 127.0.0.1
+	assert_one_line_error 2 "expected 312 (perftest built without mlx5dv) or 320"
+	run --separate-stderr "$RDMAKIT" bw --perftest-struct 312 127.0.0.1
+	assert_one_line_error 2 "give --perftest-version 6.28 or later too"
+	run --separate-stderr "$RDMAKIT" lat --perftest --loopback
+	assert_one_line_error 2 "--loopback runs both ends here"
+}

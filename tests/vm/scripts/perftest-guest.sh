@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Guest side of the perftest drop-in check (tests/vm/run --net tap --host
+# scripts/perftest-host.sh scripts/perftest-guest.sh).  rdmakit speaks
+# perftest's own protocol with nothing of rdmakit on the other side:
+#
+#  1. In the guest, on rxe0, rdmakit --engine verbs against Debian's perftest
+#     (6.06) and, when the host put them in the share ($VM_SHARE/pt629/),
+#     upstream perftest 6.29: for bw and lat and every op, a perftest server
+#     with an rdmakit client and an rdmakit server with a perftest client;
+#     with 6.29 once announcing 6.06 and once 6.29 (the negotiation runs).
+#     Then -a (with -n 20) and -q 2 once each.  Records
+#     results/NAME.{cli,srv} (the two sides' output) and NAME.rc
+#     ("CLIENT_RC SERVER_RC").
+#  2. With the host: Debian perftest servers here for the host's soft-engine
+#     clients (write, read, send; bw and lat), then Debian perftest clients
+#     here against the host's soft-engine servers (perftest-host.sh).
+set -u
+. /usr/lib/rdmakit-vm/guest.sh
+
+R=$VM_SHARE/results
+mkdir -p "$R"
+V=(--engine verbs -d "$VM_RXE" -x "$VM_GID_INDEX")
+P=(-d "$VM_RXE" -x "$VM_GID_INDEX")
+N_BW=200
+N_LAT=200
+port=18700
+
+PT629=
+if [[ -x $VM_SHARE/pt629/ib_write_bw ]]; then
+	PT629=$VM_SHARE/pt629
+	export LD_LIBRARY_PATH=$PT629
+fi
+
+# pair NAME SERVER-CMD... -- CLIENT-CMD...: the server in the background, the
+# client once it listens (PORT in either command is replaced by the pair's port).
+# perftest's own clock calibration fails now and then under TCG ("Correlation
+# coefficient r^2 ... < 0.9", "Can't produce a report", exit 1): such a pair
+# runs again, up to three times in all (each failed try noted in NAME.retried).
+pair() {
+	local try
+	for try in 1 2 3; do
+		pair_once "$@"
+		grep -qs "Can't produce a report" "$R/$1.srv" "$R/$1.cli" || return 0
+		echo "try $try: perftest could not calibrate its clock" >>"$R/$1.retried"
+	done
+}
+
+pair_once() {
+	local name=$1 srv=() cli=() crc src spid
+	shift
+	while [[ $1 != -- ]]; do srv+=("${1//PORT/$port}"); shift; done
+	shift
+	for a in "$@"; do cli+=("${a//PORT/$port}"); done
+	step "$name: server: ${srv[*]}; client: ${cli[*]}"
+	timeout 60 "${srv[@]}" >"$R/$name.srv" 2>&1 &
+	spid=$!
+	if wait_tcp_listen "$port" 30; then
+		timeout 50 "${cli[@]}" >"$R/$name.cli" 2>&1
+		crc=$?
+	else
+		crc=125
+	fi
+	wait "$spid"
+	src=$?
+	echo "$crc $src" >"$R/$name.rc"
+	echo "--- $name: client exit $crc, server exit $src"
+	if [[ $crc != 0 || $src != 0 ]]; then
+		tail -n 5 "$R/$name.cli" "$R/$name.srv"
+	fi
+	port=$((port + 1))
+}
+
+# The perftest binary for KIND OP from DIR (empty: Debian's).
+ptbin() {
+	local dir=$1 kind=$2 op=$3
+	echo "${dir:+$dir/}ib_${op}_${kind}"
+}
+
+for kind in bw lat; do
+	for op in write read send atomic; do
+		n=$N_BW
+		[[ $kind == lat ]] && n=$N_LAT
+		deb=$(ptbin "" "$kind" "$op")
+		pair "deb_srv_${kind}_$op" "$deb" "${P[@]}" -p PORT -n "$n" -- \
+			rdmakit -j "$kind" "${V[@]}" --op "$op" -p PORT -n "$n" "$VM_IP"
+		pair "deb_cli_${kind}_$op" rdmakit -j "$kind" "${V[@]}" --op "$op" -p PORT -n "$n" -- \
+			"$deb" "${P[@]}" -p PORT -n "$n" "$VM_IP"
+		[[ -n $PT629 ]] || continue
+		up=$(ptbin "$PT629" "$kind" "$op")
+		pair "up_srv06_${kind}_$op" "$up" "${P[@]}" -p PORT -n "$n" -- \
+			rdmakit -j "$kind" "${V[@]}" --op "$op" -p PORT -n "$n" "$VM_IP"
+		pair "up_srv29_${kind}_$op" "$up" "${P[@]}" -p PORT -n "$n" -- \
+			rdmakit -j "$kind" "${V[@]}" --op "$op" -p PORT -n "$n" --perftest-version 6.29 "$VM_IP"
+		pair "up_cli29_${kind}_$op" rdmakit -j "$kind" "${V[@]}" --op "$op" -p PORT -n "$n" -- \
+			"$up" "${P[@]}" -p PORT -n "$n" "$VM_IP"
+		pair "up_cli06_${kind}_$op" rdmakit -j "$kind" "${V[@]}" --op "$op" -p PORT -n "$n" \
+			--perftest-version 6.06 -- "$up" "${P[@]}" -p PORT -n "$n" "$VM_IP"
+	done
+done
+# -a (within a time budget: -n 20) and -q 2, once each way.
+pair deb_srv_bw_write_all ib_write_bw "${P[@]}" -p PORT -a -n 20 -- \
+	rdmakit -j bw "${V[@]}" -p PORT -a -n 20 "$VM_IP"
+pair deb_cli_bw_send_all rdmakit -j bw "${V[@]}" --op send -p PORT -a -n 20 -- \
+	ib_send_bw "${P[@]}" -p PORT -a -n 20 "$VM_IP"
+pair deb_srv_bw_send_q2 ib_send_bw "${P[@]}" -p PORT -q 2 -n 100 -- \
+	rdmakit -j bw "${V[@]}" --op send -p PORT -q 2 -n 100 "$VM_IP"
+pair deb_cli_bw_write_q2 rdmakit -j bw "${V[@]}" -p PORT -q 2 -n 100 -- \
+	ib_write_bw "${P[@]}" -p PORT -q 2 -n 100 "$VM_IP"
+# Bad input: a perftest server sized for 4 KiB and an rdmakit client of 64 KiB.
+pair deb_srv_bw_write_mismatch ib_write_bw "${P[@]}" -p PORT -s 4096 -n 50 -- \
+	rdmakit -j bw "${V[@]}" -p PORT -s 65536 -n 50 "$VM_IP"
+
+# Part 2: the host's soft engine against perftest on rxe0 (the strongest
+# check: nothing of rdmakit on this side).
+vm_signal guest-matrix-done
+i=0
+for kind in bw lat; do
+	for op in write read send; do
+		n=$N_BW
+		[[ $kind == lat ]] && n=$N_LAT
+		p=$((18900 + i))
+		i=$((i + 1))
+		"ib_${op}_${kind}" "${P[@]}" -p "$p" -n "$n" >"$R/soft_cli_${kind}_$op.srv" 2>&1 &
+		spid=$!
+		wait_tcp_listen "$p" 30 || exit 1
+		vm_signal "pt-server-$kind-$op"
+		wait "$spid"
+		echo $? >"$R/soft_cli_${kind}_$op.srvrc"
+		vm_wait "host-client-done-$kind-$op" 200 || exit 1
+	done
+done
+i=0
+for kind in bw lat; do
+	for op in write read send; do
+		n=$N_BW
+		[[ $kind == lat ]] && n=$N_LAT
+		p=$((18950 + i))
+		i=$((i + 1))
+		vm_wait "host-server-$kind-$op" 200 || exit 1
+		timeout 100 "ib_${op}_${kind}" "${P[@]}" -p "$p" -n "$n" "$VM_HOST_IP" \
+			>"$R/soft_srv_${kind}_$op.cli" 2>&1
+		echo $? >"$R/soft_srv_${kind}_$op.clirc"
+		vm_signal "pt-client-done-$kind-$op"
+	done
+done
+vm_wait host-done 200 || exit 1
+exit 0
