@@ -28,6 +28,8 @@ static const struct opt_spec bw_opts[] = {
 	{ "limit_bw", 'w', "GBPS", "perftest's name for --expect-gbps" },
 	{ "expect-mpps", OPT_EXPECT_MPPS, "MPPS", "exit 1 if the message rate is below MPPS" },
 	{ "limit_msgrate", 'y', "MPPS", "perftest's name for --expect-mpps" },
+	{ "noPeak", 'N', NULL, "do not compute the peak bandwidth (the column shows 0, as "
+			       "perftest's)" },
 	{ "bidirectional", 'b', NULL, "both sides send at once; BW is the sum of both "
 				      "directions" },
 	{ "cq-mod", 'Q', "N", "one work request in N asks for a completion (default 100 up "
@@ -53,6 +55,7 @@ static const struct cmd_usage bw_usage = {
 		       "options and\ntable, on an RDMA NIC (--engine verbs) or the built-in "
 		       "userspace RoCEv2\nengine (--engine soft).",
 	.opts = bw_opts,
+	.refused = perftest_refused,
 };
 
 struct bw_cli {
@@ -89,6 +92,9 @@ static int bw_opt(void *ctx, int key, const char *arg)
 	case 'y':
 		return parse_double("bw", key == 'y' ? "-y/--limit_msgrate" : "--expect-mpps", arg,
 				    0, 1e6, &b->expect_mpps);
+	case 'N':
+		b->c.o.no_peak = true;
+		return 0;
 	case 'b':
 		b->c.o.bidirectional = true;
 		b->c.o.explicit_set |= PERF_SET_BIDIR;
@@ -283,6 +289,10 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 			break;
 		}
 		report_row(r, b, res, strcmp(perf_engine(s), "soft") == 0);
+		if (b->c.output == PERF_OUTPUT_BANDWIDTH)	/* perftest's --output */
+			printf("%.2f\n", in_unit(b, res->bw_avg_gbps));
+		else if (b->c.output == PERF_OUTPUT_MSG_RATE)
+			printf("%.6f\n", res->msg_rate_mpps);
 		if (b->c.o.verify && !res->verified) {
 			report_error(r, "--verify: data mismatch at offset %llu of a %llu-byte message",
 				     (unsigned long long)res->bad_offset,
@@ -371,5 +381,8 @@ int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 	rc = check_bw_options(&b, role);
 	if (rc)
 		return rc;
+	/* perftest's default: 5000 WRITEs, 1000 of everything else. */
+	if (!b.c.iters_set && !b.c.duration_set && b.c.o.op == PERF_WRITE)
+		b.c.o.iters = 5000;
 	return perf_cli_run(&b.c, &g, role, run_client, &b);
 }

@@ -71,6 +71,9 @@ struct cmd_usage {
 	const char *synopsis;		/* lines after "Usage: rdmakit CMD " */
 	const char *description;	/* a paragraph */
 	const struct opt_spec *opts;	/* OPTS_END terminated */
+	/* An unknown option's reason, when it is another tool's that this
+	 * command refuses on purpose ("-W", "--use-srq=1"); NULL: none. */
+	const char *(*refused)(const char *word);
 };
 
 /*

@@ -15,6 +15,7 @@ enum {
 	OPT_HISTOGRAM = OPT_PERF_CMD,
 	OPT_HGRM,
 	OPT_EXPECT_P99,
+	OPT_LATENCY_GAP,
 };
 
 static const struct opt_spec lat_opts[] = {
@@ -22,6 +23,8 @@ static const struct opt_spec lat_opts[] = {
 	{ "histogram", OPT_HISTOGRAM, NULL, "print an aligned text histogram of the latencies" },
 	{ "hgrm", OPT_HGRM, "FILE", "write HdrHistogram's percentile distribution to FILE" },
 	{ "expect-p99-us", OPT_EXPECT_P99, "USEC", "exit 1 if the 99th percentile exceeds USEC" },
+	{ "latency_gap", OPT_LATENCY_GAP, "USEC", "wait USEC before each message (perftest's "
+						  "--latency_gap)" },
 	PERF_OPTS_PLOT,
 	OPTS_END,
 };
@@ -36,6 +39,7 @@ static const struct cmd_usage lat_usage = {
 		       "atomics the full one, as\nperftest does; percentiles come from a "
 		       "fixed-memory histogram, also with -D.",
 	.opts = lat_opts,
+	.refused = perftest_refused,
 };
 
 struct lat_cli {
@@ -55,6 +59,13 @@ static int lat_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case OPT_HISTOGRAM: l->histogram = true; return 0;
 	case OPT_HGRM: l->hgrm = arg; return 0;
+	case OPT_LATENCY_GAP: {
+		uint64_t v;
+		int rc = parse_u64("lat", "--latency_gap", arg, 0, 1000000, false, &v);
+
+		l->c.o.latency_gap_us = (uint32_t)v;
+		return rc;
+	}
 	case OPT_EXPECT_P99:
 		return parse_double("lat", "--expect-p99-us", arg, 0, 1e9, &l->expect_p99);
 	}
@@ -178,6 +189,8 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 			break;
 		}
 		report_row(r, l, res);
+		if (l->c.output == PERF_OUTPUT_LATENCY)	/* perftest's --output: the average */
+			printf("%.2f\n", hist_mean(&res->h) / 1000.0);
 		if (l->histogram && !r->json)
 			hist_write_bars(r->out, &res->h, 16);
 		if (l->c.o.verify && !res->verified) {

@@ -155,12 +155,21 @@ int opts_parse(const struct cmd_usage *u, int argc, char **argv,
 		const char *word = argv[optind - 1];
 
 		switch (c) {
-		case '?':
-			if (optopt && optopt < OPT_LONG_ONLY && !(word[0] == '-' && word[1] == '-'))
+		case '?': {
+			char opt[3] = { '-', (char)optopt, 0 };
+			bool is_short = optopt && optopt < OPT_LONG_ONLY && !(word[0] == '-' && word[1] == '-');
+			const char *why = u->refused ? u->refused(is_short ? opt : word) : NULL;
+
+			if (why)
+				return usage_error(u->cmd, "perftest's '%.*s' is not in rdmakit: %s (see "
+						   "docs/perftest.md)", is_short ? 2 : (int)strcspn(word, "="),
+						   is_short ? opt : word, why);
+			if (is_short)
 				return usage_error(u->cmd, "unknown option '-%c'; see 'rdmakit %s --help'",
 						   optopt, u->cmd);
 			return usage_error(u->cmd, "unknown option '%s'; see 'rdmakit %s --help'",
 					   word, u->cmd);
+		}
 		case ':':
 			return missing_value(u, lists, optopt, word);
 		case 'j':

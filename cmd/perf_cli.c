@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Options and set-up shared by `bw` and `lat`; see perf_cli.h. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,8 @@ void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency)
 	c->gid_index = -1;
 	c->o.op = latency ? PERF_SEND : PERF_WRITE;
 	c->o.latency = latency;
-	/* perftest's defaults: BW 65536 bytes, LAT 2 bytes; 1000 iterations,
-	 * 5000 for write BW. */
+	/* perftest's defaults: BW 65536 bytes, LAT 2 bytes; 1000 iterations
+	 * (write BW: 5000, set by bw once the op is known). */
 	c->o.size = latency ? 2 : 65536;
 	c->o.iters = 1000;
 	c->o.qps = 1;
@@ -171,6 +172,7 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		o->qp_timeout = (uint8_t)v;
 		break;
 	case OPT_RETRY_CNT:
+	case OPT_RETRY_COUNT_ALIAS:
 		rc = parse_u64(cmd, "--retry-cnt", arg, 0, 7, false, &v);
 		o->retry_cnt = (uint8_t)v;
 		break;
@@ -212,6 +214,33 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 		c->dcqcn_set = true;
 		return dcqcn_option(cmd, &o->dcqcn, key, arg);
 	case OPT_PERFTEST: o->perftest = true; break;
+	case OPT_REPORT_GBITS: o->report_gbits = true; break;
+	case 'F': break;	/* perftest's cycle-counter check; nothing to check here */
+	case OPT_OUTPUT: {
+		static const char *const what[] = { "bandwidth", "message_rate", "latency", NULL };
+
+		rc = parse_choice(cmd, "--output", arg, what, &idx);
+		c->output = (enum perf_output)(idx + 1);
+		break;
+	}
+	case OPT_TCLASS:
+		rc = parse_u64(cmd, "--tclass", arg, 0, 255, false, &v);
+		o->tos = (uint8_t)v;
+		break;
+	case OPT_OUT_JSON: c->out_json_path = "perftest_out.json"; break;
+	case OPT_OUT_JSON_FILE: c->out_json_path = arg; break;
+	case OPT_BIND_SOURCE_IP: o->bind_source = arg; break;
+	case 'c':
+		if (!strcmp(arg, "RC"))
+			break;
+		if (!strcmp(arg, "UC") || !strcmp(arg, "UD"))
+			return usage_error(cmd, "-c %s: rdmakit runs RC only yet; give -c RC or drop -c",
+					   arg);
+		if (!strcmp(arg, "XRC") || !strcmp(arg, "DC") || !strcmp(arg, "SRD"))
+			return usage_error(cmd, "-c %s: not a transport this build runs; give -c RC or "
+					   "drop -c", arg);
+		return usage_error(cmd, "invalid value '%s' for -c/--connection: expected RC, UC, UD, "
+				   "XRC, DC or SRD (perftest's names)", arg);
 	case OPT_PERFTEST_VERSION: {
 		uint8_t wire[PT_VERSION_LEN];
 		char err[XPORT_ERR_LEN];
@@ -288,6 +317,14 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 	if (c->all)
 		o->size = 8 << 20;	/* buffers for the largest size */
 	o->sweep = c->all;
+	if (c->output && (c->output == PERF_OUTPUT_LATENCY) != o->latency)
+		return usage_error(c->cmd, "--output %s: %s prints %s", c->output ==
+				   PERF_OUTPUT_BANDWIDTH ? "bandwidth" : c->output == PERF_OUTPUT_MSG_RATE ?
+				   "message_rate" : "latency", c->cmd, o->latency ? "latency" :
+				   "bandwidth or message_rate");
+	if (o->bind_source && (c->loopback || argc - first != 1))
+		return usage_error(c->cmd, "--bind_source_ip is the client's control connection: "
+				   "give it with HOST");
 	if (o->perftest_struct && (!o->perftest_version ||
 				   strtod(o->perftest_version, NULL) < PT_VERSION_NEGOTIATES))
 		return usage_error(c->cmd, "--perftest-struct sizes the 6.28+ parameter "
@@ -437,14 +474,47 @@ int perf_cli_plot(const char *cmd, const char *path, struct report *r, int rc)
 	return rc;
 }
 
+/* --out_json(_file) and --plot, from the run's document (taken once). */
+static int run_outputs(const struct perf_cli *c, struct report *r, int rc)
+{
+	json_t *doc;
+
+	if (!c->out_json_path)
+		return c->plot_path ? perf_cli_plot(c->cmd, c->plot_path, r, rc) : rc;
+	doc = report_take_document(r);
+	if (!doc || json_dump_file(doc, c->out_json_path, JSON_INDENT(2)) < 0) {
+		fprintf(stderr, "rdmakit %s: cannot write the JSON document to '%s' (--out_json): %s\n",
+			c->cmd, c->out_json_path, doc ? strerror(errno) : "out of memory");
+		rc = rc ? rc : EXIT_RUNTIME;
+	}
+	if (doc && c->plot_path) {
+		char err[PLOT_ERR_LEN] = "", name[96];
+
+		snprintf(name, sizeof(name), "drawn by rdmakit %s --plot", c->cmd);
+		if (plot_document(doc, name, c->plot_path, err) < 0) {
+			fprintf(stderr, "rdmakit %s: --plot: %s\n", c->cmd, err);
+			rc = rc ? rc : EXIT_RUNTIME;
+		}
+	}
+	json_decref(doc);
+	return rc;
+}
+
 int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
 		 perf_client_fn client, void *ctx)
 {
 	struct perf_session *s = NULL;
 	char err[XPORT_ERR_LEN];
+	FILE *out = stdout;
 	struct report r;
 	int rc;
 
+	if (c->output && g->json)
+		return usage_error(c->cmd, "--output prints one number, -j one JSON document: give "
+				   "one of them");
+	/* --output: the report goes nowhere; the command prints its numbers. */
+	if (c->output && !(out = fopen("/dev/null", "w")))
+		return runtime_error(c->cmd, "cannot open /dev/null: %s", strerror(errno));
 	perf_cli_signals();
 	do {
 		struct perf_opts o = c->o;
@@ -452,10 +522,10 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		o.on_refused = perf_cli_say_refused;
 		o.refused_ctx = (void *)c->cmd;
 
-		report_init(&r, c->cmd, RDMAKIT_VERSION, g->json, g->pretty, stdout, stderr);
-		if (c->plot_path)
+		report_init(&r, c->cmd, RDMAKIT_VERSION, g->json, g->pretty, out, stderr);
+		if (c->plot_path || c->out_json_path)
 			report_keep_document(&r);
-		if (role == PERF_SERVER && !g->json) {
+		if (role == PERF_SERVER && !g->json && !c->output) {
 			printf("Waiting for a client on port %u...\n", o.port);
 			perf_cli_warn_open(c, NULL);
 		}
@@ -471,7 +541,8 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 			report_error(&r, "%s", err);
 			report_finish(&r);
 			json_decref(report_take_document(&r));	/* no run to draw */
-			return EXIT_RUNTIME;
+			rc = EXIT_RUNTIME;
+			break;
 		}
 		c->o = o;	/* what the server adopted, for the preamble */
 		perf_cli_preamble(&r, c, s, role);
@@ -487,8 +558,9 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 		}
 		perf_close(s);
 		report_finish(&r);
-		if (c->plot_path)
-			rc = perf_cli_plot(c->cmd, c->plot_path, &r, rc);
+		rc = run_outputs(c, &r, rc);
 	} while (c->persistent && !cmd_stop);
+	if (out != stdout)
+		fclose(out);
 	return rc;
 }

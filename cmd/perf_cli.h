@@ -39,6 +39,13 @@ enum {
 	OPT_PERFTEST,
 	OPT_PERFTEST_VERSION,
 	OPT_PERFTEST_STRUCT,
+	OPT_REPORT_GBITS,
+	OPT_OUTPUT,
+	OPT_TCLASS,
+	OPT_OUT_JSON,
+	OPT_OUT_JSON_FILE,
+	OPT_BIND_SOURCE_IP,
+	OPT_RETRY_COUNT_ALIAS,
 	/* command-specific options start here */
 	OPT_PERF_CMD = OPT_LONG_ONLY + 60,
 };
@@ -85,13 +92,31 @@ enum {
 	{ "plot", OPT_PLOT, "FILE", "also draw the run into FILE (.svg, .png or .pdf), as "  \
 				    "rdmakit plot would" }
 
+/* perftest's spellings that scripts use, for bw and lat alike. */
+#define PERF_OPTS_PERFTEST                                                                 \
+	{ "report_gbits", OPT_REPORT_GBITS, NULL, "report in Gb/sec, as perftest's "             \
+						  "--report_gbits (the default here)" },          \
+	{ "CPU-freq", 'F', NULL, "accepted for perftest's scripts, no effect: rdmakit times "   \
+				 "with CLOCK_MONOTONIC, not the CPU's cycle counter" },          \
+	{ "output", OPT_OUTPUT, "WHAT", "print only one number per size: bandwidth or "          \
+					"message_rate (bw), latency (lat)" },                      \
+	{ "tclass", OPT_TCLASS, "TC", "perftest's name for -T/--tos (the traffic class)" },      \
+	{ "out_json", OPT_OUT_JSON, NULL, "also write the JSON document to perftest_out.json" }, \
+	{ "out_json_file", OPT_OUT_JSON_FILE, "FILE", "also write the JSON document (rdmakit's " \
+						      "keys, not perftest's) to FILE" },         \
+	{ "bind_source_ip", OPT_BIND_SOURCE_IP, "ADDR", "client: the control connection's "      \
+							"source address" },                        \
+	{ "connection", 'c', "TYPE", "transport: RC (the only one here yet)" },                 \
+	{ "retry_count", OPT_RETRY_COUNT_ALIAS, "N", "perftest's name for --retry-cnt" }
+
 #define PERF_OPTS_COMMON(OP_DEFAULT)                                                       \
 	PERF_OPTS_ENDPOINT,                                                                \
 	{ "op", OPT_OP, "OP", "write, read, send or atomic (default " OP_DEFAULT ")" },       \
 	{ "atomic_type", 'A', "TYPE", "FETCH_AND_ADD or CMP_AND_SWAP (default FETCH_AND_ADD)" }, \
 	{ "size", 's', "BYTES", "message size, k/m/g suffixes allowed" },                      \
 	{ "all", 'a', NULL, "every size from 2 bytes to 8 MiB, in powers of two" },            \
-	{ "iters", 'n', "N", "iterations per size" },                                         \
+	{ "iters", 'n', "N", "iterations per size (default 1000; bw --op write 5000, as "     \
+			     "perftest)" },                                                  \
 	{ "duration", 'D', "SECONDS", "run for SECONDS instead of a number of iterations" },   \
 	{ "qp", 'q', "N", "number of QPs (default 1)" },                                      \
 	{ "tx-depth", 't', "N", "send queue depth" },                                          \
@@ -116,6 +141,7 @@ enum {
 						       " 6.28 or later negotiates parameters)" },  \
 	{ "perftest-struct", OPT_PERFTEST_STRUCT, "BYTES", "6.28+ negotiation: the peer's "     \
 							   "struct size, 312 or 320 (default 320)" }, \
+	PERF_OPTS_PERFTEST,                                                                \
 	PERF_OPTS_DCQCN
 
 struct perf_cli {
@@ -126,6 +152,9 @@ struct perf_cli {
 	int gid_index;
 	const char *auth_key_file;	/* --auth-key, else $RDMAKIT_AUTH_KEY_FILE */
 	const char *plot_path;		/* --plot FILE */
+	const char *out_json_path;	/* --out_json(_file): the JSON document, also to a file */
+	enum perf_output { PERF_OUTPUT_TABLE, PERF_OUTPUT_BANDWIDTH, PERF_OUTPUT_MSG_RATE,
+			   PERF_OUTPUT_LATENCY } output;	/* --output: one number per size */
 	struct oob_key auth_key;
 };
 
@@ -157,6 +186,9 @@ unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap)
 typedef int (*perf_client_fn)(void *ctx, struct perf_session *s, struct report *r);
 int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
 		 perf_client_fn client, void *ctx);
+
+/* perftest's options bw and lat refuse, with the reason (cmd_usage.refused). */
+const char *perftest_refused(const char *word);
 
 /* Ctrl-C and SIGTERM set cmd_stop, which the runners check; SIGPIPE is
  * ignored (a closed pipe is a write error, not death). */

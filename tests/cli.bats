@@ -230,7 +230,7 @@ assert d["errors"] == [], d["errors"]
 	for cmd in $(rdmakit_commands available); do
 		# "  -s, --size BYTES   ..." or "      --size BYTES   ..."
 		opts=$("$RDMAKIT" "$cmd" --help | awk '/^Options:/ { on = 1; next } on && /^$/ { on = 0 } on' |
-			sed -n 's/^ *\(-[A-Za-z0-9], \)\{0,1\}\(--[a-z][a-z0-9_-]*\) [A-Z][A-Z0-9_|.-]*  .*/\2/p')
+			sed -n 's/^ *\(-[A-Za-z0-9], \)\{0,1\}\(--[A-Za-z][A-Za-z0-9_-]*\) [A-Z][A-Z0-9_|.-]*  .*/\2/p')
 		for opt in $opts; do
 			run --separate-stderr "$RDMAKIT" "$cmd" "$opt"
 			assert_one_line_error 2 "'$opt'"

@@ -134,3 +134,47 @@ assert [r["bytes"] for r in d["results"]] == [2 ** i for i in range(1, 24)], d["
 	run --separate-stderr "$RDMAKIT" lat --perftest --loopback
 	assert_one_line_error 2 "--loopback runs both ends here"
 }
+
+@test "perftest spellings: --output prints one number, -N a zero peak, --out_json_file the JSON document, -F and --report_gbits and -c RC accepted" {
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 500 --output bandwidth -F --report_gbits -c RC
+	assert_success
+	[[ $output =~ ^[0-9]+\.[0-9]{2}$ ]] || fail "not one number: '$output'"
+	run --separate-stderr "$RDMAKIT" lat --loopback --bind "$ADDR" -n 300 --output latency --latency_gap 3
+	assert_success
+	[[ $output =~ ^[0-9]+\.[0-9]{2}$ ]] || fail "not one number: '$output'"
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 500 -N --retry_count 5 \
+		--out_json_file "$BATS_TEST_TMPDIR/out.json"
+	assert_success
+	[[ $output == *"BW peak[Gb/sec]"* ]] || fail "$output"
+	run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+(r,) = d["results"]
+assert r["bw_peak_gbps"] == 0 and r["bw_avg_gbps"] > 0 and d["command"] == "bw", r
+print("ok")' "$BATS_TEST_TMPDIR/out.json"
+	assert_output ok
+	# perftest's default for a write bw: 5000 iterations.
+	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR"
+	assert_success
+	json_eval 'assert d["params"]["iterations"] == 5000 and d["results"][0]["iterations"] == 5000, d'
+}
+
+@test "perftest spellings: perftest's options rdmakit does not have are refused in one line naming them and why" {
+	local cmd opt want
+	while IFS='|' read -r cmd opt want; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$RDMAKIT" $cmd $opt
+		assert_one_line_error 2 "$want"
+	done <<'LIST'
+bw|--use-srq 127.0.0.1|perftest's '--use-srq' is not in rdmakit: not implemented in rdmakit yet
+bw|-W counters/port_xmit_data 127.0.0.1|perftest's '-W' is not in rdmakit
+lat|-H 127.0.0.1|perftest's '-H' is not in rdmakit
+bw|--use_cuda=0 127.0.0.1|perftest's '--use_cuda' is not in rdmakit: rdmakit registers host memory only
+bw|--run_infinitely 127.0.0.1|-D SECONDS with --interval
+lat|-e 127.0.0.1|rdmakit polls its completion queues
+bw|-c UD 127.0.0.1|rdmakit runs RC only yet
+bw|-c SRD 127.0.0.1|not a transport this build runs
+bw|--output latency 127.0.0.1|--output latency: bw prints bandwidth or message_rate
+bw|--bind_source_ip 127.0.0.1|--bind_source_ip is the client's control connection
+LIST
+}

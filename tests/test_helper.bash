@@ -118,7 +118,7 @@ global_options() {
 help_long_options() {
 	"$RDMAKIT" "$1" --help |
 		awk '/^Options:/ { on = 1; next } on && /^$/ { on = 0 } on' |
-		sed -n 's/^ *\(-[A-Za-z0-9], \)\{0,1\}\(--[a-z][a-z0-9_-]*\).*/\2/p'
+		sed -n 's/^ *\(-[A-Za-z0-9], \)\{0,1\}\(--[A-Za-z][A-Za-z0-9_-]*\).*/\2/p'
 }
 
 # json_eval CODE [ARG...]: runs Python CODE with d = the JSON document in
@@ -255,7 +255,7 @@ completion_arm_words() {
 		on { print }
 		END { exit found ? 0 : 1 }
 	' "$1" >"${BATS_TEST_TMPDIR:-/tmp}/arm.txt" || return 1
-	grep -oE -- '--[a-z][a-z0-9_-]*' "${BATS_TEST_TMPDIR:-/tmp}/arm.txt" | sort -u
+	grep -oE -- '--[A-Za-z][A-Za-z0-9_-]*' "${BATS_TEST_TMPDIR:-/tmp}/arm.txt" | sort -u
 }
 
 # zsh_command_list: the "name:description" entries of _rdmakit_commands in

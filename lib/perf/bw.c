@@ -385,12 +385,13 @@ static void tx_finish(struct perf_session *s, const struct tx *t, struct perf_bw
 		r->bw_avg_gbps = bytes * 8 / r->seconds / 1e9;
 		r->msg_rate_mpps = (double)t->total_done / r->seconds / 1e6;
 	}
-	/* Peak: the best full bin; short runs have none, so peak = average. */
-	r->bw_peak_gbps = r->bw_avg_gbps;
+	/* Peak: the best full bin; short runs have none, so peak = average;
+	 * -N/--noPeak: none, as perftest prints it (0). */
+	r->bw_peak_gbps = s->o.no_peak ? 0 : r->bw_avg_gbps;
 	for (unsigned i = 0; i + 1 < b->used; i++) {
 		double g = (double)b->bytes[i] * 8 / ((double)b->width_ns / 1e9) / 1e9;
 
-		if (b->used > 2 && g > r->bw_peak_gbps)
+		if (!s->o.no_peak && b->used > 2 && g > r->bw_peak_gbps)
 			r->bw_peak_gbps = g;
 	}
 	if (s->o.interval > 0) {

@@ -94,6 +94,17 @@ static int post_echo_recv(struct perf_session *s, char *err)
 	return xport_post_recv(s->a.qp[0], &rr, err);
 }
 
+void perf_latency_gap(const struct perf_session *s)
+{
+	uint64_t until;
+
+	if (!s->o.latency_gap_us)
+		return;
+	until = perf_now_ns() + (uint64_t)s->o.latency_gap_us * 1000;
+	while (perf_now_ns() < until)
+		;
+}
+
 /* One timed operation; returns its duration in ns, or 0 with err. */
 static uint64_t ping(struct perf_session *s, uint64_t i, char *err)
 {
@@ -130,6 +141,7 @@ static uint64_t ping(struct perf_session *s, uint64_t i, char *err)
 	}
 	if (s->o.op == PERF_SEND || s->o.op == PERF_WRITE)
 		e->buf[s->o.size - 1] = w.tag;
+	perf_latency_gap(s);
 	t0 = perf_now_ns();
 	if (xport_post_send(e->qp[0], &wr, err) < 0)
 		return 0;

@@ -107,6 +107,10 @@ struct perf_opts {
 	bool perftest;
 	const char *perftest_version;	/* what to announce (NULL: 6.06; a server echoes) */
 	unsigned perftest_struct;	/* 6.28+ negotiation struct: 312 or 320 (0: 320) */
+	const char *bind_source;	/* client: the control connection's source address */
+	bool report_gbits;		/* perftest --report_gbits: its report in Gb/s */
+	bool no_peak;			/* bw: -N/--noPeak, no peak computed (0) */
+	uint32_t latency_gap_us;	/* lat: --latency_gap, a pause before each message */
 };
 
 /* What the peer spoke, for the report. */

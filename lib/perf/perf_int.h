@@ -82,6 +82,9 @@ double perf_cpu_percent(uint64_t cpu_ns, uint64_t wall_ns);
 /* Whether a message of len bytes goes inline (-I: SEND and WRITE only). */
 bool perf_inline_ok(const struct perf_session *s, uint64_t len);
 bool perf_oob_readable(struct oob *o);
+/* lat --latency_gap: spins that long before the next message (perftest
+ * spins on its cycle counter; a sleep would add the scheduler's wake-up). */
+void perf_latency_gap(const struct perf_session *s);
 /* Serves this end (s->a) until the peer's next control message arrives;
  * deadline_ns 0: until Ctrl-C, else (after Ctrl-C) until then. */
 int perf_pump_until_peer(struct perf_session *s, uint64_t deadline_ns, char *err);

@@ -96,11 +96,12 @@ static double mibps(double gbps)
 void pt_note_bw(struct perf_session *s, const struct perf_bw_result *r)
 {
 	struct pt_report *p = &s->pt->report;
+	bool g = s->o.report_gbits;	/* --report_gbits: 10^9 bits/s */
 
 	p->size = r->bytes_per_msg;
 	p->iters = r->iterations;
-	p->bw_peak = mibps(r->bw_peak_gbps);
-	p->bw_avg = mibps(r->bw_avg_gbps);
+	p->bw_peak = g ? r->bw_peak_gbps : mibps(r->bw_peak_gbps);
+	p->bw_avg = g ? r->bw_avg_gbps : mibps(r->bw_avg_gbps);
 	p->msg_rate = r->msg_rate_mpps;
 }
 
@@ -449,6 +450,7 @@ static int pingpong(struct perf_session *s, struct perf_lat_result *r, char *err
 		}
 		if (write)
 			e->buf[s->o.size - 1] = (uint8_t)i;
+		perf_latency_gap(s);
 		sent_at = perf_now_ns();
 		last = i;
 		if (xport_post_send(e->qp[0], &wr, err) < 0) {

@@ -55,7 +55,7 @@ static void negotiate_mine(const struct perf_session *s, struct pt_negotiate *n)
 	n->tst = o->latency ? PT_TST_LAT : PT_TST_BW;
 	n->atomic_type = o->op == PERF_ATOMIC && !o->atomic_cas ? PT_FETCH_AND_ADD : PT_CMP_AND_SWAP;
 	n->test_type = o->iters ? 0 : 1;
-	n->report_fmt = 1;	/* MBS, perftest's default (no --report_gbits here) */
+	n->report_fmt = o->report_gbits ? 0 : 1;	/* GBS or MBS, perftest's default */
 	n->size = o->sweep ? PERF_MAX_SIZE : o->op == PERF_ATOMIC ? 8 : o->size;
 	n->iters = o->iters ? s->pt->iters_per_qp : 0;
 	n->num_of_qps = (int32_t)o->qps;

@@ -399,7 +399,8 @@ static int open_client(struct perf_session *s, char *err)
 	char local[64];
 	int rc;
 
-	if (oob_connect(s->o.host, s->o.port, s->o.timeout_s * 1000, &s->oob, err) < 0)
+	if (oob_connect_from(s->o.host, s->o.port, s->o.bind_source, s->o.timeout_s * 1000, &s->oob,
+			     err) < 0)
 		return -1;
 	s->oob.stop = s->o.stop;
 	s->oob.key = s->o.auth_key;

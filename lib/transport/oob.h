@@ -190,6 +190,9 @@ uint16_t oob_listen_port(int listen_fd);
  * server still connects.  o->timeout_ms is set to timeout_ms.
  */
 int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, char *err);
+/* The same from local address source (NULL: the kernel's choice). */
+int oob_connect_from(const char *host, uint16_t port, const char *source, int timeout_ms,
+		     struct oob *o, char *err);
 /* Closes the socket and sets fd to -1; calling it again is harmless. */
 void oob_close(struct oob *o);
 

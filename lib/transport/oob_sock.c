@@ -182,7 +182,8 @@ uint16_t oob_listen_port(int listen_fd)
  * One non-blocking connect() to ai, bounded by the deadline: the fd, or
  * -1 with *e the reason (ETIMEDOUT when our deadline passed first).
  */
-static int try_connect(const struct addrinfo *ai, int64_t deadline, int *e)
+static int try_connect(const struct addrinfo *ai, const struct addrinfo *src, int64_t deadline,
+		       int *e)
 {
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	socklen_t len = sizeof(*e);
@@ -191,6 +192,10 @@ static int try_connect(const struct addrinfo *ai, int64_t deadline, int *e)
 	if (fd < 0) {
 		*e = errno;
 		return -1;
+	}
+	if (src && bind(fd, src->ai_addr, src->ai_addrlen) < 0) {
+		*e = errno;
+		goto fail;
 	}
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 		return fd;
@@ -222,13 +227,19 @@ static void sleep_ms(int64_t ms)
 
 int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, char *err)
 {
+	return oob_connect_from(host, port, NULL, timeout_ms, o, err);
+}
+
+int oob_connect_from(const char *host, uint16_t port, const char *source, int timeout_ms,
+		     struct oob *o, char *err)
+{
 	struct addrinfo hints = {
 		.ai_family = AF_UNSPEC,
 		.ai_socktype = SOCK_STREAM,
 		.ai_flags = AI_NUMERICSERV,
 	};
 	int64_t deadline = oob_deadline_after(timeout_ms);
-	struct addrinfo *res, *ai;
+	struct addrinfo *res, *ai, *src = NULL;
 	char svc[8], t[16];
 	int rc, fd = -1, e = 0;
 	/* Sticky: the last try may be cut short by the deadline instead. */
@@ -244,12 +255,23 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 		     rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -1;
 	}
+	if (source) {
+		struct addrinfo sh = { .ai_family = res->ai_family, .ai_socktype = SOCK_STREAM,
+				       .ai_flags = AI_NUMERICHOST | AI_PASSIVE };
+
+		if (getaddrinfo(source, "0", &sh, &src) != 0) {
+			oob_errf(err, "invalid source address '%s': give a local address of the same "
+				      "family as %s", source, host);
+			freeaddrinfo(res);
+			return -1;
+		}
+	}
 	for (;;) {
 		bool refused_now = false;
 		int other = 0;
 
 		for (ai = res; ai && fd < 0; ai = ai->ai_next) {
-			fd = try_connect(ai, deadline, &e);
+			fd = try_connect(ai, src, deadline, &e);
 			if (fd >= 0)
 				break;
 			if (e == ECONNREFUSED)
@@ -258,6 +280,8 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 				break;
 			else
 				other = e;
+			if (e == EADDRNOTAVAIL && src)
+				break;
 		}
 		if (fd >= 0)
 			break;
@@ -271,6 +295,8 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 					  "the route, and that no firewall drops TCP port %u",
 				     oob_secs(timeout_ms, t, sizeof(t)), o->peer, port);
 			freeaddrinfo(res);
+			if (src)
+				freeaddrinfo(src);
 			return -1;
 		}
 		/*
@@ -279,9 +305,15 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 		 * like will not fix themselves within a test's timeout.
 		 */
 		if (!refused_now) {
-			oob_errf(err, "cannot connect to %s: %s; check the address and the route",
-			     o->peer, strerror(other));
+			if (other == EADDRNOTAVAIL && src)
+				oob_errf(err, "%s is not an address of this host: give --bind_source_ip "
+					      "one of its addresses", source);
+			else
+				oob_errf(err, "cannot connect to %s: %s; check the address and the route",
+				     o->peer, strerror(other));
 			freeaddrinfo(res);
+			if (src)
+				freeaddrinfo(src);
 			return -1;
 		}
 		if (deadline < 0) {
@@ -293,6 +325,8 @@ int oob_connect(const char *host, uint16_t port, int timeout_ms, struct oob *o, 
 		}
 	}
 	freeaddrinfo(res);
+	if (src)
+		freeaddrinfo(src);
 	oob_set_nodelay(fd);
 	o->fd = fd;
 	return 0;
