@@ -28,6 +28,8 @@ static const struct opt_spec bw_opts[] = {
 	{ "limit_bw", 'w', "GBPS", "perftest's name for --expect-gbps" },
 	{ "expect-mpps", OPT_EXPECT_MPPS, "MPPS", "exit 1 if the message rate is below MPPS" },
 	{ "limit_msgrate", 'y', "MPPS", "perftest's name for --expect-mpps" },
+	{ "report-counters", 'W', "LIST", "verbs: the deltas of these port counters over each run "
+					  "(perftest's syntax: counters/NAME,hw_counters/NAME)" },
 	{ "noPeak", 'N', NULL, "do not compute the peak bandwidth (the column shows 0, as "
 			       "perftest's)" },
 	{ "bidirectional", 'b', NULL, "both sides send at once; BW is the sum of both "
@@ -95,6 +97,14 @@ static int bw_opt(void *ctx, int key, const char *arg)
 	case 'N':
 		b->c.o.no_peak = true;
 		return 0;
+	case 'W': {
+		char err[XPORT_ERR_LEN];
+
+		if (perf_listed_check(arg, err) < 0)
+			return usage_error("bw", "%s", err);
+		b->c.o.report_counters = arg;
+		return 0;
+	}
 	case 'b':
 		b->c.o.bidirectional = true;
 		b->c.o.explicit_set |= PERF_SET_BIDIR;
@@ -235,6 +245,15 @@ static void row_details(struct printer *pr, const struct bw_cli *b,
 	}
 	if (res->port.known)
 		port_counters(pr, &res->port);
+	if (res->listed.n) {	/* -W: perftest prints them after the row */
+		print_open_object(pr, "report_counters");
+		for (unsigned i = 0; i < res->listed.n; i++) {
+			print_string(pr, PRINT_FP, NULL, " %s", res->listed.c[i].name);
+			print_uint(pr, PRINT_ANY, res->listed.c[i].name, ": %llu\n",
+				   res->listed.c[i].value);
+		}
+		print_close(pr);
+	}
 }
 
 static void report_row(struct report *r, const struct bw_cli *b, const struct perf_bw_result *res,

@@ -32,8 +32,7 @@ static const struct {
 	{ 'U', "report-unsorted", NOT_YET "; lat --hgrm FILE writes the distribution" },
 	{ 'O', "dualport", "no dual-port tests" },
 	{ 'f', "margin", NOT_YET " (-D runs for exactly its duration)" },
-	{ 'W', "report-counters", NOT_YET "; bw --engine verbs reports every port counter that "
-				  "moved (JSON port_counters)" },
+	{ 'W', "report-counters", "lat: " NOT_YET "; bw -W reports them" },
 	{ 'S', "sl", NOT_YET " (RoCEv2 carries priority in -T/--tclass)" },
 	{ 'B', "source_mac", RAW_ETH }, { 'E', "dest_mac", RAW_ETH }, { 'J', "dest_ip", RAW_ETH },
 	{ 'j', "source_ip", RAW_ETH }, { 'K', "dest_port", RAW_ETH }, { 'k', "source_port", RAW_ETH },

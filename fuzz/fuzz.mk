@@ -21,7 +21,7 @@ FUZZ_CFLAGS = -std=c11 -g -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP \
 
 FUZZ_LIB := $(FUZZ_BUILD)/librdmakit.a
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
-FUZZ_CMD_OBJS := $(addprefix $(FUZZ_BUILD)/cmd/,opts.o perf_cli.o stop.o top_view.o top_tui.o \
+FUZZ_CMD_OBJS := $(addprefix $(FUZZ_BUILD)/cmd/,opts.o perf_cli.o perftest_refused.o stop.o top_view.o top_tui.o \
 	top_export.o)
 FUZZ_PARSE_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard fuzz/opts/parse_*.c))
 FUZZ_CAPTURES := $(wildcard $(addprefix ../shared/captures/,*.pcap *.pcapng rxe/*.pcap rxe/*.pcapng))

@@ -10,7 +10,9 @@
  *                  == 2: messages of any type until the stream ends
  *                  == 3: every control-message parser of lib/perf/ctl.c (QP
  *                        list, memory, run, end of run, verdict, -b figures)
- *                        on the rest as JSON, directly
+ *                        on the rest as JSON, directly; and perftest's
+ *                        (lib/perf/pt_wire.c: version, MTU, both key
+ *                        formats, the negotiation struct) on its bytes
  *                  == 4: a PARAMS payload through the server's parser
  *                        (oob_params.c); the next byte: its PERF_SET_* bits
  *
@@ -25,6 +27,7 @@
 #include "oob.h"
 #include "ctl.h"
 #include "oob_params.h"
+#include "pt_wire.h"
 
 #define QP_CAP 4
 
@@ -94,6 +97,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned n;
 		bool stop;
 
+		/* perftest's fixed-size messages, from the same bytes. */
+		if (size - 1 >= PT_NEGOTIATE_LEN_DV) {
+			struct pt_negotiate neg;
+			struct pt_key k;
+			char text[PT_VERSION_LEN];
+			double v;
+
+			pt_version_parse(data + 1, &v, text, err);
+			pt_mtu_parse(data + 1);
+			pt_key_parse((const char *)data + 1, PT_KEY_LEN_GID, true, &k, err);
+			pt_key_parse((const char *)data + 1, PT_KEY_LEN, false, &k, err);
+			pt_negotiate_parse(data + 1, &neg);
+		}
 		if (m) {
 			ctl_qps_parse(m, info, QP_CAP, &n, err);
 			ctl_mem_parse(m, &mem, err);

@@ -107,6 +107,30 @@ assert [r["bytes"] for r in d["results"]] == [2 ** i for i in range(1, 24)], d["
 	assert_success
 }
 
+@test "perftest protocol: -b, regular and -a: both sides print the same sum of both directions" {
+	local op
+	for op in write send; do
+		pt_pair bw "$op" -b -n 1000 -- -b -n 1000
+		assert_success
+		[[ $WAIT_RC -eq 0 ]] || fail "$op: server exit $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/srv.err")"
+		local client_row
+		client_row=$(json_eval '(r,) = d["results"]; print(r["bw_avg_gbps"], r["local_bw_avg_gbps"], r["peer_bw_avg_gbps"])')
+		run srv_eval '(r,) = d["results"]; print(r["bw_avg_gbps"], r["peer_bw_avg_gbps"], r["local_bw_avg_gbps"])'
+		assert_success
+		# The server's sum and parts, the other way round (6 digits: the report's MiB/s).
+		run python3 -c '
+import sys
+a = [float(x) for x in sys.argv[1].split()]
+b = [float(x) for x in sys.argv[2].split()]
+assert all(abs(x - y) <= 1e-6 * max(x, 1) for x, y in zip(a, b)) and a[1] > 0 and a[2] > 0, (a, b)
+print("ok")' "$client_row" "$output"
+		assert_output ok
+	done
+	pt_pair bw write -b -a -n 20 -- -b -a -n 20
+	assert_success
+	json_eval 'assert len(d["results"]) == 23 and all(r["peer_bw_avg_gbps"] > 0 for r in d["results"]), d["results"]'
+}
+
 @test "perftest protocol: a negotiated test that differs from the server's own options: both exit 3 with one line" {
 	pt_pair bw write -s 4096 -- --perftest-version 6.29 -s 1024
 	assert_failure 3
@@ -153,6 +177,9 @@ d = json.load(open(sys.argv[1]))
 assert r["bw_peak_gbps"] == 0 and r["bw_avg_gbps"] > 0 and d["command"] == "bw", r
 print("ok")' "$BATS_TEST_TMPDIR/out.json"
 	assert_output ok
+	# -W reads an RDMA port's counters: not the soft engine's.
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 500 -W hw_counters/sent_pkts
+	assert_one_line_error 3 "-W/--report-counters reads an RDMA port's counters (--engine verbs)"
 	# perftest's default for a write bw: 5000 iterations.
 	run --separate-stderr "$RDMAKIT" -j bw --loopback --bind "$ADDR"
 	assert_success
@@ -167,7 +194,8 @@ print("ok")' "$BATS_TEST_TMPDIR/out.json"
 		assert_one_line_error 2 "$want"
 	done <<'LIST'
 bw|--use-srq 127.0.0.1|perftest's '--use-srq' is not in rdmakit: not implemented in rdmakit yet
-bw|-W counters/port_xmit_data 127.0.0.1|perftest's '-W' is not in rdmakit
+lat|-W counters/port_xmit_data 127.0.0.1|perftest's '-W' is not in rdmakit: lat: not implemented in rdmakit yet; bw -W reports them
+bw|-W counters/../x 127.0.0.1|invalid counter 'counters/../x' in -W/--report-counters
 lat|-H 127.0.0.1|perftest's '-H' is not in rdmakit
 bw|--use_cuda=0 127.0.0.1|perftest's '--use_cuda' is not in rdmakit: rdmakit registers host memory only
 bw|--run_infinitely 127.0.0.1|-D SECONDS with --interval

@@ -88,7 +88,7 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 	if (s->pt) {	/* perftest checks nothing (--verify is refused) */
 		*verified = false;
 		*bad = 0;
-		return pt_run_end(s, err);
+		return s->o.bidirectional ? 0 : pt_run_end(s, err);	/* -b: pt_bidir_end */
 	}
 	if (oob_barrier(&s->oob, 2, err) < 0 || !(m = ctl_recv(&s->oob, OOB_RESULT, err)))
 		return -1;
@@ -540,7 +540,9 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 	tx_finish(s, &a, r);
 	if (both_here)
 		tx_finish(s, &b, peer);
-	else if (s->o.bidirectional && wait_peer(s, peer, r->interrupted, err) < 0)
+	else if (s->o.bidirectional && s->pt && pt_bidir_end(s, r, peer, err) < 0)
+		return -1;
+	else if (s->o.bidirectional && !s->pt && wait_peer(s, peer, r->interrupted, err) < 0)
 		return -1;
 	r->cpu_util_percent = perf_cpu_percent(perf_cpu_ns() - a.cpu0, perf_now_ns() - a.t0);
 	if (s->o.bidirectional)
@@ -564,10 +566,12 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 	return 0;
 }
 
-/* The run's scratch: bins for up to two senders and the peer's figures. */
+/* The run's scratch: bins for up to two senders, the peer's figures and
+ * the -W counters before the run. */
 struct bw_scratch {
 	struct bins bins[2];
 	struct perf_bw_result peer;
+	struct perf_listed listed;
 };
 
 int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
@@ -582,8 +586,12 @@ int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		return -1;
 	}
+	if (perf_listed_before(s, &x->listed, err) < 0) {
+		free(x);
+		return -1;
+	}
 	have_port = sample_port(s, &port, &port_before);
-	if (s->pt && s->role == PERF_SERVER) {
+	if (s->pt && s->role == PERF_SERVER && !s->o.bidirectional) {
 		rc = pt_serve_bw(s, r, err);
 	} else {
 		rc = run_bw(s, r, &x->peer, x->bins, err);
@@ -592,6 +600,8 @@ int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
 		else if (rc < 0 && s->pt)
 			s->pt->broken = true;
 	}
+	if (rc == 0)
+		rc = perf_listed_after(s, &x->listed, &r->listed, err);
 	if (have_port && rc == 0 && sample_port(s, &port, &port_after)) {
 		r->port = port;
 		port_deltas(&r->port, &port_before, &port_after);

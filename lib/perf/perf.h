@@ -111,7 +111,20 @@ struct perf_opts {
 	bool report_gbits;		/* perftest --report_gbits: its report in Gb/s */
 	bool no_peak;			/* bw: -N/--noPeak, no peak computed (0) */
 	uint32_t latency_gap_us;	/* lat: --latency_gap, a pause before each message */
+	const char *report_counters;	/* bw -W: "dir/name,..." under the RDMA port's sysfs */
 };
+
+/* -W/--report-counters: the listed port counters' deltas over a run. */
+#define PERF_MAX_LISTED 32
+struct perf_listed {
+	unsigned n;
+	struct {
+		char name[64];		/* as listed: "counters/port_xmit_data" */
+		uint64_t value;		/* the delta, raw (port_xmit_data: 4-byte words) */
+	} c[PERF_MAX_LISTED];
+};
+/* The list's syntax, before anything runs: 0, or -1 with err. */
+int perf_listed_check(const char *list, char *err);
 
 /* What the peer spoke, for the report. */
 struct perf_peer_proto {
@@ -154,6 +167,7 @@ struct perf_bw_result {
 	uint64_t bad_offset;		/* first wrong byte, when !verified */
 	struct xport_counters counters;	/* this side's engine, over this run */
 	struct perf_port_deltas port;	/* verbs: its RDMA port's counters, over this run */
+	struct perf_listed listed;	/* -W: the listed counters' deltas */
 	bool interrupted;
 	double cpu_util_percent;	/* this process: CPU time / wall time; 100 = one core */
 	/* -b: bw_* and msg_rate_mpps are the sum of both directions, as

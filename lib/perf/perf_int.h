@@ -49,6 +49,11 @@ struct perf_session {
 	struct pt_state *pt;		/* a perftest peer: its protocol's state (pt_int.h) */
 };
 
+/* -W: the listed counters before a run, and their deltas after it. */
+int perf_listed_before(struct perf_session *s, struct perf_listed *before, char *err);
+int perf_listed_after(struct perf_session *s, const struct perf_listed *before,
+		      struct perf_listed *out, char *err);
+
 /* The session's building blocks, shared with the perftest protocol. */
 int perf_open_dev(struct perf_session *s, const char *bind, char *err);
 int perf_end_open(struct perf_session *s, struct perf_end *e, char *err);

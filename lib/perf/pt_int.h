@@ -39,6 +39,9 @@ int pt_open_server(struct perf_session *s, char *err);
 void pt_close(struct perf_session *s);
 /* One sync handshake: QP 0's key each way (the client first). */
 int pt_sync(struct perf_session *s, char *err);
+/* The same, driving this end while it waits for the peer's half (-b: the
+ * peer may still be sending; the soft engine moves only when polled). */
+int pt_sync_driving(struct perf_session *s, char *err);
 /* Drives this end (soft engine) until the peer's next message is in. */
 int pt_wait_peer(struct perf_session *s, bool passive, char *err);
 /* The report round trips (§10): ours out, theirs in. */
@@ -52,6 +55,8 @@ int pt_run_begin(struct perf_session *s, char *err);
 int pt_run_end(struct perf_session *s, char *err);
 void pt_note_bw(struct perf_session *s, const struct perf_bw_result *r);
 int pt_serve_bw(struct perf_session *s, struct perf_bw_result *r, char *err);
+int pt_bidir_end(struct perf_session *s, const struct perf_bw_result *r,
+		 struct perf_bw_result *peer, char *err);
 int pt_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err);
 void pt_post_recvs(struct perf_session *s, unsigned per_qp, char *err);
 

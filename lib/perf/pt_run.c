@@ -70,9 +70,11 @@ int pt_run_begin(struct perf_session *s, char *err)
 	s->verify_failed = false;
 	s->bad_offset = 0;
 	s->a.tx_off = s->a.rx_off = 0;
-	/* SEND tests sync before each size, once the receives are posted. */
-	if (s->o.op == PERF_SEND) {
-		if (s->role == PERF_SERVER || s->o.latency)
+	/* SEND tests sync before each size, once the receives are posted;
+	 * -b tests too (§9.3). */
+	if (s->o.op == PERF_SEND || s->o.bidirectional) {
+		if (s->o.op == PERF_SEND && (s->role == PERF_SERVER || s->o.latency ||
+					     s->o.bidirectional))
 			pt_post_recvs(s, s->o.latency ? LAT_RECVS : s->o.rx_depth, err);
 		return pt_sync(s, err);
 	}
@@ -81,9 +83,52 @@ int pt_run_begin(struct perf_session *s, char *err)
 
 int pt_run_end(struct perf_session *s, char *err)
 {
-	/* -a with SEND: a sync after each size too (§9.2). */
-	if (s->o.op == PERF_SEND && !s->o.latency && s->o.sweep)
+	/* -a with SEND, or with -b: a sync after each size too (§9.2, §9.3). */
+	if ((s->o.op == PERF_SEND || s->o.bidirectional) && !s->o.latency && s->o.sweep)
 		return pt_sync(s, err);
+	return 0;
+}
+
+/* From perftest's report units (§10) to Gb/s. */
+static double report_gbps(const struct perf_session *s, double v)
+{
+	return s->o.report_gbits ? v : v * 1048576.0 * 8 / 1e9;
+}
+
+/*
+ * -b: both sides sent; after the run (and with -a a sync) each side's
+ * figures go across (§9.3), and the row is the sum.  The peer may still
+ * be sending when this side is done: the engine is driven until its
+ * report comes in.
+ */
+int pt_bidir_end(struct perf_session *s, const struct perf_bw_result *r,
+		 struct perf_bw_result *peer, char *err)
+{
+	struct pt_state *pt = s->pt;
+
+	pt_note_bw(s, r);
+	if (s->o.sweep && pt_sync_driving(s, err) < 0)	/* -a: a sync after each size */
+		return -1;
+	if (s->role == PERF_SERVER && pt_wait_peer(s, false, err) < 0)
+		return -1;
+	for (unsigned i = 0; i < PT_REPORT_FIELDS; i++) {
+		uint8_t out[8], in[8];
+
+		pt_report_field(&pt->report, i, out);
+		if ((s->role == PERF_CLIENT && (oob_send_raw(&s->oob, out, 8, err) < 0 ||
+						(i == 0 && pt_wait_peer(s, false, err) < 0))) ||
+		    oob_recv_raw(&s->oob, in, 8, err) < 0 ||
+		    (s->role == PERF_SERVER && oob_send_raw(&s->oob, out, 8, err) < 0)) {
+			pt->broken = true;
+			return -1;
+		}
+		pt_report_set(&pt->peer_report, i, in);
+	}
+	memset(peer, 0, sizeof(*peer));
+	peer->iterations = pt->peer_report.iters;
+	peer->bw_avg_gbps = report_gbps(s, pt->peer_report.bw_avg);
+	peer->bw_peak_gbps = report_gbps(s, pt->peer_report.bw_peak);
+	peer->msg_rate_mpps = pt->peer_report.msg_rate;
 	return 0;
 }
 

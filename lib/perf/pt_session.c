@@ -29,7 +29,7 @@ static bool is_lat(const struct perf_session *s)
 
 bool pt_is_passive_bw(const struct perf_session *s)
 {
-	return !is_lat(s) && s->o.op != PERF_SEND;
+	return !is_lat(s) && s->o.op != PERF_SEND && !s->o.bidirectional;
 }
 
 /* §7's verb for this test. */
@@ -82,7 +82,7 @@ static const char *negotiate_option(const char *field)
 	return field;
 }
 
-int pt_sync(struct perf_session *s, char *err)
+static int sync_impl(struct perf_session *s, bool drive, char *err)
 {
 	struct pt_state *pt = s->pt;
 	char in[PT_KEY_LEN_GID];
@@ -90,7 +90,8 @@ int pt_sync(struct perf_session *s, char *err)
 
 	if (s->role == PERF_CLIENT && oob_send_raw(&s->oob, pt->key0, pt->key_len, err) < 0)
 		goto fail;
-	if (oob_recv_raw(&s->oob, in, pt->key_len, err) < 0 ||
+	if ((drive && pt_wait_peer(s, false, err) < 0) ||
+	    oob_recv_raw(&s->oob, in, pt->key_len, err) < 0 ||
 	    pt_key_parse(in, pt->key_len, pt->gid_format, &k, err) < 0)
 		goto fail;
 	if (s->role == PERF_SERVER && oob_send_raw(&s->oob, pt->key0, pt->key_len, err) < 0)
@@ -99,6 +100,16 @@ int pt_sync(struct perf_session *s, char *err)
 fail:
 	pt->broken = true;
 	return -1;
+}
+
+int pt_sync(struct perf_session *s, char *err)
+{
+	return sync_impl(s, false, err);
+}
+
+int pt_sync_driving(struct perf_session *s, char *err)
+{
+	return sync_impl(s, true, err);
 }
 
 /* K(N): one key message each way per QP, the client first (§8). */
@@ -419,7 +430,8 @@ static int check_opts(struct perf_session *s, char *err)
 	const char *what = o->verify ? "--verify (perftest fills its buffers with rand() and "
 				       "checks nothing; write latency and atomics are checked "
 				       "anyway)" :
-			   o->bidirectional ? "-b/--bidirectional (not yet with perftest)" :
+			   o->bidirectional && !o->iters ? "-D with -b (perftest sends no report "
+							    "then: not yet)" :
 			   o->rdma_cm ? "-R/--rdma-cm (perftest's CM exchange is not supported)" :
 			   NULL;
 

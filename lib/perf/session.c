@@ -496,6 +496,16 @@ int perf_open(struct perf_session **out, enum perf_role role, struct perf_opts *
 		rc = open_client(s, err);
 	else
 		rc = open_server(s, err);
+	if (rc == 0 && o->report_counters) {
+		char dev[64];
+		int port;
+
+		if (!xport_host_port(s->dev, dev, sizeof(dev), &port)) {
+			snprintf(err, XPORT_ERR_LEN, "-W/--report-counters reads an RDMA port's counters "
+				 "(--engine verbs); the soft engine's own are in the JSON \"counters\"");
+			rc = -1;
+		}
+	}
 	if (rc < 0) {
 		perf_close(s);
 		return rc;

@@ -629,21 +629,12 @@ boot_perftest() {
 # ended 0 on both sides; rdmakit's JSON names the peer's protocol, its version
 # and whether the 6.28+ struct was exchanged; perftest printed its row.
 pt_check() {
-	python3 - "$LAB/results" "$@" <<'PY'
-import json, os, sys
-res, pairs = sys.argv[1], sys.argv[2:]
+	python3 - "$VM_DIR" "$LAB/results" "$@" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from pt_results import js, pt_row
+res, pairs = sys.argv[2], sys.argv[3:]
 bad = []
-def js(path):
-    for l in reversed(open(path).read().splitlines()):
-        if l.startswith("{"):
-            return json.loads(l)
-    raise ValueError(f"no JSON in {path}")
-def pt_row(path):
-    lines = open(path).read().splitlines()
-    for i, l in enumerate(lines):
-        if "#bytes" in l and i + 1 < len(lines) and lines[i + 1].split():
-            return lines[i + 1].split()
-    return None
 for spec in pairs:
     name, version, negotiated = spec.split(":")
     for kind in ("bw", "lat"):
@@ -699,24 +690,21 @@ PY
 	assert_output ok
 	# The struct a 6.29 built with mlx5dv sends is 320 bytes; the server measured it.
 	run python3 -c '
-import json, sys
-d = [json.loads(l) for l in open(sys.argv[1]).read().splitlines() if l.startswith("{")][-1]
-print(d["params"]["perftest_struct_bytes"])' "$LAB/results/up_cli29_bw_write.srv"
+import sys
+sys.path.insert(0, sys.argv[1])
+from pt_results import js
+d = js(sys.argv[2])
+print(d["params"]["perftest_struct_bytes"])' "$VM_DIR" "$LAB/results/up_cli29_bw_write.srv"
 	assert_output 320
 }
 
 @test "perftest: rdmakit as the server measures for itself, within 10% of the perftest client's bandwidth (one unit) and from the same iterations" {
 	boot_perftest
-	run python3 - "$LAB/results" <<'PY'
-import json, os, sys
-res = sys.argv[1]
-def js(path):
-    return [json.loads(l) for l in open(path).read().splitlines() if l.startswith("{")][-1]
-def pt_row(path):
-    lines = open(path).read().splitlines()
-    for i, l in enumerate(lines):
-        if "#bytes" in l and i + 1 < len(lines) and lines[i + 1].split():
-            return lines[i + 1].split()
+	run python3 - "$VM_DIR" "$LAB/results" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from pt_results import js, pt_row, to_gbps
+res = sys.argv[2]
 out, bad = [], []
 names = [f"{p}_bw_{op}" for p in ("deb_cli", "soft_srv") for op in ("write", "read", "send")]
 for n in names:
@@ -726,7 +714,7 @@ for n in names:
     r = js(srv)["results"][0]
     row = pt_row(f"{res}/{n}.cli")
     # perftest's MB/sec is 2^20 bytes/s; ours Gb/s (10^9 bits)
-    theirs = float(row[3]) * 1048576 * 8 / 1e9
+    theirs = to_gbps(float(row[3]))
     ratio = r["bw_avg_gbps"] / theirs
     out.append(f"{n} {ratio:.3f}")
     if r["iterations"] != int(row[1]):
@@ -757,13 +745,58 @@ PY
 	done
 	# The client's -a rows: 2 bytes to 8 MiB, 20 messages each; the send server's too.
 	run python3 -c '
-import json, sys
-for f in sys.argv[1:]:
-    d = [json.loads(l) for l in open(f).read().splitlines() if l.startswith("{")][-1]
+import sys
+sys.path.insert(0, sys.argv[1])
+from pt_results import js
+for f in sys.argv[2:]:
+    d = js(f)
     sizes = [r["bytes"] for r in d["results"]]
     assert sizes == [2 ** i for i in range(1, 24)], (f, sizes)
     assert all(r["iterations"] == 20 for r in d["results"]), f
-print("ok")' "$LAB/results/deb_srv_bw_write_all.cli" "$LAB/results/deb_cli_bw_send_all.srv"
+print("ok")' "$VM_DIR" "$LAB/results/deb_srv_bw_write_all.cli" "$LAB/results/deb_cli_bw_send_all.srv"
+	assert_output ok
+}
+
+@test "perftest: -b against Debian's perftest, both roles: both sides print the same sum of both directions" {
+	boot_perftest
+	run python3 - "$VM_DIR" "$LAB/results" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from pt_results import js, pt_row, to_gbps
+res, bad, out = sys.argv[2], [], []
+for n, mine in (("deb_srv_bw_write_bidir", "cli"), ("deb_cli_bw_read_bidir", "srv"), ("deb_cli_bw_send_bidir", "srv")):
+    rc = open(f"{res}/{n}.rc").read().split()
+    if rc != ["0", "0"]:
+        bad.append(f"{n}: exit {rc}"); continue
+    (r,) = js(f"{res}/{n}.{mine}")["results"]
+    theirs = to_gbps(float(pt_row(f"{res}/{n}." + ("srv" if mine == "cli" else "cli"))[3]))
+    ratio = r["bw_avg_gbps"] / theirs
+    out.append(f"{n} {ratio:.3f}")
+    if not (r["local_bw_avg_gbps"] > 0 and r["peer_bw_avg_gbps"] > 0 and 0.98 <= ratio <= 1.02):
+        bad.append(f"{n}: rdmakit {r['local_bw_avg_gbps']:.4f} + {r['peer_bw_avg_gbps']:.4f} = {r['bw_avg_gbps']:.4f} Gb/s, perftest's sum {theirs:.4f}")
+print(" ".join(out))
+assert not bad, "\n".join(bad)
+PY
+	echo "# $output" >&3
+	assert_success
+}
+
+@test "perftest: -W hw_counters/sent_pkts,hw_counters/rcvd_pkts: rxe0's counters over the run, as perftest names them" {
+	boot_perftest
+	[[ $(cat "$LAB/results/deb_srv_bw_write_counters.rc") == "0 0" ]] ||
+		fail "exit $(cat "$LAB/results/deb_srv_bw_write_counters.rc"): $(tail -c 400 "$LAB/results/deb_srv_bw_write_counters.cli")"
+	run python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from pt_results import js
+d = js(sys.argv[2])
+(r,) = d["results"]
+c = r["report_counters"]
+# 100 WRITEs of 64 KiB at MTU 1024: 6400 data packets out, their ACKs in (both
+# ends are rxe0 here, so each counter sees both sides).
+assert set(c) == {"hw_counters/sent_pkts", "hw_counters/rcvd_pkts"}, c
+assert c["hw_counters/sent_pkts"] >= 6400 and c["hw_counters/rcvd_pkts"] >= 6400, c
+print("ok")' "$VM_DIR" "$LAB/results/deb_srv_bw_write_counters.cli"
 	assert_output ok
 }
 
@@ -792,10 +825,12 @@ print("ok")' "$LAB/results/deb_srv_bw_write_all.cli" "$LAB/results/deb_cli_bw_se
 	done
 	((${#failed[@]} == 0)) || fail "$(printf '%s\n' "${failed[@]}")"
 	run python3 -c '
-import json, sys
-d = [json.loads(l) for l in open(sys.argv[1]).read().splitlines() if l.startswith("{")][-1]
+import sys
+sys.path.insert(0, sys.argv[1])
+from pt_results import js
+d = js(sys.argv[2])
 assert d["params"]["engine"] == "soft" and d["params"]["peer_protocol"] == "perftest", d["params"]
-print("ok")' "$LAB/results/soft_cli_bw_write.cli"
+print("ok")' "$VM_DIR" "$LAB/results/soft_cli_bw_write.cli"
 	assert_output ok
 }
 
