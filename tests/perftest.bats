@@ -206,3 +206,13 @@ bw|--output latency 127.0.0.1|--output latency: bw prints bandwidth or message_r
 bw|--bind_source_ip 127.0.0.1|--bind_source_ip is the client's control connection
 LIST
 }
+
+@test "perftest protocol: a SEND latency peer that counts other iterations: both sides exit 3 with one line naming -n, neither hangs" {
+	local t0=$SECONDS
+	pt_pair lat send -n 300 -- -n 200
+	assert_failure 3
+	[[ $WAIT_RC -eq 3 ]] || fail "server exit $WAIT_RC"
+	[[ $stderr == *"counts the messages of its own -n/-D"* ]] || fail "$stderr"
+	assert_equal "$(wc -l <<<"$stderr")" 1
+	((SECONDS - t0 < 30)) || fail "took $((SECONDS - t0)) s"
+}

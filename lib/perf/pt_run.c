@@ -81,11 +81,36 @@ int pt_run_begin(struct perf_session *s, char *err)
 	return 0;
 }
 
+/*
+ * The closing sync of a SEND test, right after its last run rather than at
+ * close: a perftest peer that counts other -n/-D or -q is still waiting for
+ * messages then and does not answer, and that is this run's failure.
+ */
+static int close_sync_now(struct perf_session *s, char *err)
+{
+	int saved = s->oob.timeout_ms;
+	int rc;
+
+	s->pt->close_sync_due = false;
+	rc = pt_sync(s, err);
+	s->oob.timeout_ms = saved;
+	if (rc < 0)
+		snprintf(err, XPORT_ERR_LEN, "the perftest peer at %s did not end the test with this "
+			 "side: it counts the messages of its own -n/-D, -q and -s/-a, so start it with "
+			 "the same ones", s->oob.peer);
+	return rc;
+}
+
 int pt_run_end(struct perf_session *s, char *err)
 {
+	bool last = !s->o.sweep || s->o.size >= PERF_MAX_SIZE;
+
 	/* -a with SEND, or with -b: a sync after each size too (§9.2, §9.3). */
-	if ((s->o.op == PERF_SEND || s->o.bidirectional) && !s->o.latency && s->o.sweep)
-		return pt_sync(s, err);
+	if ((s->o.op == PERF_SEND || s->o.bidirectional) && !s->o.latency && s->o.sweep &&
+	    pt_sync(s, err) < 0)
+		return -1;
+	if (s->o.op == PERF_SEND && !s->o.bidirectional && last && s->pt->close_sync_due)
+		return close_sync_now(s, err);
 	return 0;
 }
 
@@ -517,7 +542,7 @@ static int pingpong(struct perf_session *s, struct perf_lat_result *r, char *err
 	}
 	/* Our last message must leave before the QP goes (the soft engine
 	 * sends only while polled). */
-	if (wait_answer(s, &pp, 0, true, err) < 0)
+	if (wait_answer(s, &pp, 0, true, err) < 0 || (!write && pt_run_end(s, err) < 0))
 		return -1;
 	r->cpu_util_percent = perf_cpu_percent(perf_cpu_ns() - cpu0, perf_now_ns() - wall0);
 	return 0;

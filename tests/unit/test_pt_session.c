@@ -274,6 +274,35 @@ static void test_client_write_bw_606(struct unit *u)
 	}
 }
 
+/* A server whose GID is IPv6 where ours is IPv4-mapped: perftest would
+ * refuse the pair too ("Incompatibility issue with GID types"); we name
+ * the fix and close without waiting. */
+static void test_client_gid_family(struct unit *u)
+{
+	static char v6key[PT_KEY_LEN_GID];
+	struct pt_key key = { .out_reads = 1, .qpn = 0x11, .psn = 1, .rkey = 1, .vaddr = 0x1000,
+			      .gid = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 } };
+	const struct step steps[] = { PREFIX(v606), { RD, PT_KEY_LEN_GID, NULL },
+				      { WR, PT_KEY_LEN_GID, v6key }, { RD_EOF, 0, NULL } };
+	struct perf_session *s = NULL;
+	char err[XPORT_ERR_LEN] = "";
+	struct perf_opts o;
+	struct peer p;
+
+	pt_key_build(&key, true, v6key);
+	base_opts(&o, false);
+	if (peer_start(&p, true, 0, steps, sizeof(steps) / sizeof(steps[0])) < 0) {
+		u->failures++;
+		return;
+	}
+	o.port = p.port;
+	CHECK_EQ(u, perf_open(&s, PERF_CLIENT, &o, err), -1);
+	CHECK_HAS(u, err, "uses an IPv6 GID and this side an IPv4 one");
+	CHECK_HAS(u, err, "-x INDEX or --ipv6");
+	peer_join(&p);
+	CHECK_EQ(u, p.failed_step, -1);
+}
+
 /* A server that hangs up after the version (a 26.01.5 or a crash): one
  * line, no hang. */
 static void test_client_peer_closes(struct unit *u)
@@ -433,6 +462,7 @@ int main(void)
 
 	RUN(&u, test_client_write_bw_606);
 	RUN(&u, test_client_peer_closes);
+	RUN(&u, test_client_gid_family);
 	RUN(&u, test_client_vs_2601);
 	RUN(&u, test_client_negotiation_mismatch);
 	RUN(&u, test_server_adopts_312);
