@@ -216,3 +216,41 @@ LIST
 	assert_equal "$(wc -l <<<"$stderr")" 1
 	((SECONDS - t0 < 30)) || fail "took $((SECONDS - t0)) s"
 }
+
+@test "docs/perftest.md accounts for every option: 'same' ones are in --help, 'refused' ones are refused in one line by bw and lat" {
+	[[ -f docs/perftest.md ]] || fail "docs/perftest.md is missing"
+	run python3 - docs/perftest.md <<'PY'
+import re, sys
+rows = []
+for line in open(sys.argv[1]):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) < 4 or not cells[0].startswith("`"):
+        continue
+    opts = re.findall(r"`(-[-A-Za-z0-9_]+|-[A-Za-z])`", cells[0])
+    state = next((c for c in cells if c in ("same", "different", "refused") or c.startswith("same ")), None)
+    applies = next((c for c in cells if c in ("bw", "lat", "both")), "both")
+    for o in opts:
+        print(o, applies, state.replace(" ", "_") if state else "?")
+PY
+	assert_success
+	local opt applies state cmd cmds n=0 bad=()
+	while read -r opt applies state; do
+		n=$((n + 1))
+		case $applies in bw) cmds=(bw) ;; lat) cmds=(lat) ;; *) cmds=(bw lat) ;; esac
+		for cmd in "${cmds[@]}"; do
+			if [[ $state == same || $state == different ]]; then
+				"$RDMAKIT" "$cmd" --help | grep -qE -- "(^|[ ,])$opt([ =,]|$)" ||
+					bad+=("$cmd $opt: '$state' in docs/perftest.md but not in 'rdmakit $cmd --help'")
+			elif [[ $state == refused ]]; then
+				local arg=$opt=1
+				[[ $opt == --* ]] || arg=${opt}1
+				run --separate-stderr "$RDMAKIT" "$cmd" "$arg" 127.0.0.1
+				if [[ $status -ne 2 || $stderr != *"perftest's '$opt' is not in rdmakit: "* || -n $output ]]; then
+					bad+=("$cmd $opt: 'refused' in docs/perftest.md, but exit $status: $stderr")
+				fi
+			fi
+		done
+	done <<<"$output"
+	((n > 150)) || fail "only $n options read from docs/perftest.md"
+	((${#bad[@]} == 0)) || fail "$(printf '%s\n' "${bad[@]}")"
+}
