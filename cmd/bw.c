@@ -25,7 +25,7 @@ static const struct opt_spec bw_opts[] = {
 	{ "interval", OPT_INTERVAL, "SECONDS", "report every SECONDS, like iperf3 -i" },
 	{ "unit", OPT_UNIT, "UNIT", "Gb (Gb/sec, default) or MiB (MiB/sec, perftest's default)" },
 	{ "expect-gbps", OPT_EXPECT_GBPS, "GBPS", "exit 1 if the average is below GBPS" },
-	{ "limit_bw", 'w', "GBPS", "perftest's name for --expect-gbps" },
+	{ "limit_bw", 'w', "BW", "perftest's: exit 1 if the average is below BW, in --unit" },
 	{ "expect-mpps", OPT_EXPECT_MPPS, "MPPS", "exit 1 if the message rate is below MPPS" },
 	{ "limit_msgrate", 'y', "MPPS", "perftest's name for --expect-mpps" },
 	{ "report-counters", 'W', "LIST", "verbs: the deltas of these port counters over each run "
@@ -64,6 +64,7 @@ struct bw_cli {
 	struct perf_cli c;
 	bool mib;
 	double expect_gbps, expect_mpps;
+	bool limit_in_unit;		/* -w: the value is in --unit, as perftest's is in its report's */
 	bool units_set;
 	const char *limit_type;
 };
@@ -88,6 +89,7 @@ static int bw_opt(void *ctx, int key, const char *arg)
 		return rc;
 	case OPT_EXPECT_GBPS:
 	case 'w':
+		b->limit_in_unit = key == 'w';
 		return parse_double("bw", key == 'w' ? "-w/--limit_bw" : "--expect-gbps", arg, 0,
 				    1e6, &b->expect_gbps);
 	case OPT_EXPECT_MPPS:
@@ -318,7 +320,12 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 				     (unsigned long long)res->bytes_per_msg);
 			rc = EXIT_CHECK_FAILED;
 		}
-		if (b->expect_gbps > 0 && res->bw_avg_gbps < b->expect_gbps && rc == EXIT_OK) {
+		if (b->expect_gbps > 0 && res->bw_avg_gbps < b->expect_gbps && rc == EXIT_OK &&
+		    b->limit_in_unit && b->mib) {
+			report_error(r, "average %.2f MiB/sec is below -w/--limit_bw %.2f",
+				     in_unit(b, res->bw_avg_gbps), in_unit(b, b->expect_gbps));
+			rc = EXIT_CHECK_FAILED;
+		} else if (b->expect_gbps > 0 && res->bw_avg_gbps < b->expect_gbps && rc == EXIT_OK) {
 			report_error(r, "average %.2f Gb/s is below --expect-gbps %.2f",
 				     res->bw_avg_gbps, b->expect_gbps);
 			rc = EXIT_CHECK_FAILED;
@@ -400,6 +407,9 @@ int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 	rc = check_bw_options(&b, role);
 	if (rc)
 		return rc;
+	/* -w is in the report's unit, as perftest's: MiB/s with --unit MiB. */
+	if (b.limit_in_unit && b.mib)
+		b.expect_gbps = b.expect_gbps * 1048576 * 8 / 1e9;
 	/* perftest's default: 5000 WRITEs, 1000 of everything else. */
 	if (!b.c.iters_set && !b.c.duration_set && b.c.o.op == PERF_WRITE)
 		b.c.o.iters = 5000;

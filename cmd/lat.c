@@ -16,6 +16,7 @@ enum {
 	OPT_HGRM,
 	OPT_EXPECT_P99,
 	OPT_LATENCY_GAP,
+	OPT_HISTOGRM_ALIAS,
 };
 
 static const struct opt_spec lat_opts[] = {
@@ -23,6 +24,10 @@ static const struct opt_spec lat_opts[] = {
 	{ "histogram", OPT_HISTOGRAM, NULL, "print an aligned text histogram of the latencies" },
 	{ "hgrm", OPT_HGRM, "FILE", "write HdrHistogram's percentile distribution to FILE" },
 	{ "expect-p99-us", OPT_EXPECT_P99, "USEC", "exit 1 if the 99th percentile exceeds USEC" },
+	{ "report-histogram", 'H', NULL, "print every sample, sorted, as perftest's -H (\"#, usec\" "
+					 "lines; JSON samples_us)" },
+	{ "report-histogrm", OPT_HISTOGRM_ALIAS, NULL, "perftest 6.29's spelling of --report-histogram" },
+	{ "report-unsorted", 'U', NULL, "print every sample in the order taken, as perftest's -U" },
 	{ "latency_gap", OPT_LATENCY_GAP, "USEC", "wait USEC before each message (perftest's "
 						  "--latency_gap)" },
 	PERF_OPTS_PLOT,
@@ -45,6 +50,7 @@ static const struct cmd_usage lat_usage = {
 struct lat_cli {
 	struct perf_cli c;
 	bool histogram;
+	bool raw_sorted, raw_unsorted;	/* -H, -U: every sample */
 	const char *hgrm;
 	double expect_p99;
 };
@@ -59,6 +65,13 @@ static int lat_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case OPT_HISTOGRAM: l->histogram = true; return 0;
 	case OPT_HGRM: l->hgrm = arg; return 0;
+	case 'H':
+	case OPT_HISTOGRM_ALIAS:
+		l->raw_sorted = l->c.o.raw_samples = true;
+		return 0;
+	case 'U':
+		l->raw_unsorted = l->c.o.raw_samples = true;
+		return 0;
 	case OPT_LATENCY_GAP: {
 		uint64_t v;
 		int rc = parse_u64("lat", "--latency_gap", arg, 0, 1000000, false, &v);
@@ -75,6 +88,49 @@ static int lat_opt(void *ctx, int key, const char *arg)
 static double us(uint64_t ns)
 {
 	return (double)ns / 1e3;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * -U and -H, as perftest prints them: a "#, usec" heading, then "N, VALUE"
+ * lines, in the order taken (-U) or sorted (-H); after the row in text, as
+ * samples_us (in the order taken) in JSON.
+ */
+static void samples(struct printer *pr, const struct lat_cli *l, const struct perf_lat_result *res,
+		    bool json, FILE *out)
+{
+	uint64_t *sorted;
+
+	if (!l->c.o.raw_samples)
+		return;
+	if (json) {
+		print_open_array(pr, "samples_us");
+		for (uint64_t i = 0; i < res->nsamples; i++)
+			print_float(pr, PRINT_JSON, NULL, NULL, us(res->samples[i]));
+		print_close(pr);
+		print_bool(pr, PRINT_JSON, "samples_truncated", NULL, res->samples_truncated, "yes", "no");
+		return;
+	}
+	if (l->raw_unsorted) {
+		fprintf(out, "#, usec\n");
+		for (uint64_t i = 0; i < res->nsamples; i++)
+			fprintf(out, "%llu, %g\n", (unsigned long long)i + 1, us(res->samples[i]));
+	}
+	if (!l->raw_sorted || !res->nsamples ||
+	    !(sorted = malloc(res->nsamples * sizeof(*sorted))))
+		return;
+	memcpy(sorted, res->samples, res->nsamples * sizeof(*sorted));
+	qsort(sorted, res->nsamples, sizeof(*sorted), cmp_u64);
+	fprintf(out, "#, usec\n");
+	for (uint64_t i = 0; i < res->nsamples; i++)
+		fprintf(out, "%llu, %g\n", (unsigned long long)i + 1, us(sorted[i]));
+	free(sorted);
 }
 
 /* The whole histogram under the row (JSON only): its non-empty buckets. */
@@ -102,6 +158,7 @@ static void report_row(struct report *r, const struct lat_cli *l,
 		       const struct perf_lat_result *res)
 {
 	const struct hist *h = &res->h;
+	struct printer *pr;
 	struct report_value v[LAT_VISIBLE_COLS + 4] = {
 		RV_U64(res->bytes), RV_U64(res->iterations), RV_DBL(us(hist_min(h))),
 		RV_DBL(us(hist_max(h))), RV_DBL(us(hist_percentile(h, 50))),
@@ -116,7 +173,9 @@ static void report_row(struct report *r, const struct lat_cli *l,
 	v[n++] = RV_DBL(us(hist_percentile(h, 90)));
 	v[n++] = RV_DBL(us(hist_percentile(h, 99.99)));
 	report_table_row(r, v);
-	histogram(report_row_more(r), h);
+	pr = report_row_more(r);
+	histogram(pr, h);
+	samples(pr, l, res, true, NULL);
 	report_row_done(r);
 }
 
@@ -193,6 +252,8 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 			printf("%.2f\n", hist_mean(&res->h) / 1000.0);
 		if (l->histogram && !r->json)
 			hist_write_bars(r->out, &res->h, 16);
+		if (!r->json)
+			samples(NULL, l, res, false, r->out);
 		if (l->c.o.verify && !res->verified) {
 			report_error(r, "--verify: data mismatch at offset %llu of a %llu-byte message",
 				     (unsigned long long)res->bad_offset,

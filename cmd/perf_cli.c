@@ -270,9 +270,13 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 	return rc;
 }
 
-int perf_cli_check_engine(const struct perf_cli *c)
+int perf_cli_check_engine(struct perf_cli *c)
 {
 	const char *engine = c->o.engine;
+
+	/* -d and -x are the verbs engine's, as in perftest: they choose it. */
+	if ((c->ib_dev || c->gid_index >= 0) && (!engine || !strcmp(engine, "auto")))
+		engine = c->o.engine = "verbs";
 
 	if (c->dcqcn_set && engine && strcmp(engine, "verbs") == 0)
 		return usage_error(c->cmd, "--dcqcn* set the soft engine's congestion reaction; an "

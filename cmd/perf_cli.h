@@ -71,9 +71,10 @@ enum {
 				    "control connection uses)" },                          \
 	{ "port", 'p', "PORT", "control (TCP) port (default 18515)" },                         \
 	{ "udp-port", OPT_UDP_PORT_P, "PORT", "soft engine: UDP port (default 4791)" },       \
-	{ "ib-dev", 'd', "DEV", "verbs engine: RDMA device" },                                 \
+	{ "ib-dev", 'd', "DEV", "verbs engine: RDMA device (chooses --engine verbs)" },         \
 	{ "ib-port", 'i', "PORT", "verbs engine: device port (default 1)" },                   \
-	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2)" },      \
+	{ "gid-index", 'x', "INDEX", "verbs engine: GID index (default: pick RoCE v2; chooses " \
+				     "--engine verbs)" },                                        \
 	{ "auth-key", OPT_AUTH_KEY, "FILE", "authenticate the control channel with this secret "\
 					    "(default $RDMAKIT_AUTH_KEY_FILE)" }
 
@@ -161,8 +162,9 @@ struct perf_cli {
 void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency);
 /* Handles a common option; returns 0, EXIT_USAGE, or 1 for "not mine". */
 int perf_cli_option(struct perf_cli *c, int key, const char *arg);
-/* The engine-specific options agree with --engine: EXIT_USAGE (said) or 0. */
-int perf_cli_check_engine(const struct perf_cli *c);
+/* The engine-specific options agree with --engine (-d or -x alone choose
+ * the verbs engine): EXIT_USAGE (said) or 0. */
+int perf_cli_check_engine(struct perf_cli *c);
 /* Loads the --auth-key file (or $RDMAKIT_AUTH_KEY_FILE's): EXIT_USAGE (said) or 0. */
 int perf_cli_load_key(struct perf_cli *c);
 /* A client the server's gate turned away: one line on stderr naming it

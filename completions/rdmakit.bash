@@ -62,7 +62,7 @@ _rdmakit_command_opts()
 		echo '--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --op --atomic_type --size --all --iters --duration --qp --tx-depth --rx-depth --outs --mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout --loopback --persistent --max-memory --inline_size --rdma-cm --rdma_cm --cpu_util --perftest --perftest-version --perftest-struct' \
 			'--report_gbits --CPU-freq --output --tclass --out_json --out_json_file --bind_source_ip --connection --retry_count' \
 			'--dcqcn --dcqcn-g --dcqcn-k-us --dcqcn-t-us --dcqcn-b-bytes --dcqcn-f --dcqcn-rai-mbps --dcqcn-rhai-mbps --dcqcn-min-mbps' \
-			'--histogram --hgrm --expect-p99-us --latency_gap --plot --json --pretty --help'
+			'--histogram --hgrm --expect-p99-us --latency_gap --report-histogram --report-histogrm --report-unsorted --plot --json --pretty --help'
 		;;
 	incast)
 		echo '--serve --senders --wait-timeout --local --pattern --op --size --duration --bytes --interval --qps' \

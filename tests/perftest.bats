@@ -177,6 +177,17 @@ d = json.load(open(sys.argv[1]))
 assert r["bw_peak_gbps"] == 0 and r["bw_avg_gbps"] > 0 and d["command"] == "bw", r
 print("ok")' "$BATS_TEST_TMPDIR/out.json"
 	assert_output ok
+	# -w is in the report's unit, as perftest's: MiB/sec with --unit MiB.
+	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 300 --unit MiB -w 1000000
+	assert_failure 1
+	[[ $stderr =~ ^"rdmakit bw: average "[0-9.]+" MiB/sec is below -w/--limit_bw 1000000.00"$ ]] || fail "$stderr"
+	# lat -U and -H: every sample, perftest's lines, and in JSON.
+	run --separate-stderr "$RDMAKIT" lat --loopback --bind "$ADDR" -n 50 -U -H
+	assert_success
+	assert_equal "$(grep -c '^#, usec$' <<<"$output")" 2
+	assert_equal "$(grep -cE '^[0-9]+, [0-9.e+]+$' <<<"$output")" 100
+	run --separate-stderr "$RDMAKIT" -j lat --loopback --bind "$ADDR" -n 50 -H
+	json_eval '(r,) = d["results"]; assert len(r["samples_us"]) == 50 and r["samples_truncated"] is False, r'
 	# -W reads an RDMA port's counters: not the soft engine's.
 	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -n 500 -W hw_counters/sent_pkts
 	assert_one_line_error 3 "-W/--report-counters reads an RDMA port's counters (--engine verbs)"
@@ -196,7 +207,7 @@ print("ok")' "$BATS_TEST_TMPDIR/out.json"
 bw|--use-srq 127.0.0.1|perftest's '--use-srq' is not in rdmakit: not implemented in rdmakit yet
 lat|-W counters/port_xmit_data 127.0.0.1|perftest's '-W' is not in rdmakit: lat: not implemented in rdmakit yet; bw -W reports them
 bw|-W counters/../x 127.0.0.1|invalid counter 'counters/../x' in -W/--report-counters
-lat|-H 127.0.0.1|perftest's '-H' is not in rdmakit
+bw|-H 127.0.0.1|perftest's '-H' is not in rdmakit: bw: it is lat's
 bw|--use_cuda=0 127.0.0.1|perftest's '--use_cuda' is not in rdmakit: rdmakit registers host memory only
 bw|--run_infinitely 127.0.0.1|-D SECONDS with --interval
 lat|-e 127.0.0.1|rdmakit polls its completion queues

@@ -8,6 +8,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pt_int.h"
@@ -92,6 +93,29 @@ static int post_echo_recv(struct perf_session *s, char *err)
 	struct xport_recv_wr rr = { .wr_id = 0, .sge = half_sge(&s->a, 0, s->a.half, s->a.half) };
 
 	return xport_post_recv(s->a.qp[0], &rr, err);
+}
+
+void perf_lat_record(struct perf_session *s, struct perf_lat_result *r, uint64_t ns)
+{
+	hist_record(&r->h, ns);
+	if (!s->o.raw_samples)
+		return;
+	if (r->nsamples == s->samples_cap) {
+		uint64_t cap = s->samples_cap ? 2 * s->samples_cap : 4096;
+		uint64_t *p;
+
+		if (cap > PERF_MAX_SAMPLES)
+			cap = PERF_MAX_SAMPLES;
+		p = cap > s->samples_cap ? realloc(s->samples, cap * sizeof(*p)) : NULL;
+		if (!p) {	/* at the cap, or out of memory: the histogram goes on */
+			r->samples_truncated = true;
+			return;
+		}
+		s->samples = p;
+		s->samples_cap = cap;
+	}
+	s->samples[r->nsamples++] = ns;
+	r->samples = s->samples;
 }
 
 void perf_latency_gap(const struct perf_session *s)
@@ -187,7 +211,7 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 			}
 			return -1;
 		}
-		hist_record(&r->h, r->half_rtt ? t / 2 : t);
+		perf_lat_record(s, r, r->half_rtt ? t / 2 : t);
 		r->iterations++;
 		if (s->o.op == PERF_ATOMIC && s->o.verify) {
 			uint64_t got;

@@ -112,6 +112,7 @@ struct perf_opts {
 	bool no_peak;			/* bw: -N/--noPeak, no peak computed (0) */
 	uint32_t latency_gap_us;	/* lat: --latency_gap, a pause before each message */
 	const char *report_counters;	/* bw -W: "dir/name,..." under the RDMA port's sysfs */
+	bool raw_samples;		/* lat -H/-U: keep every sample, not only the histogram */
 };
 
 /* -W/--report-counters: the listed port counters' deltas over a run. */
@@ -185,7 +186,14 @@ struct perf_lat_result {
 	uint64_t bad_offset;
 	bool interrupted;
 	double cpu_util_percent;	/* this process: CPU time / wall time; 100 = one core */
+	/* lat -H/-U: every sample in the order taken (ns), when asked for;
+	 * the session's memory, valid until its next run. */
+	const uint64_t *samples;
+	uint64_t nsamples;
+	bool samples_truncated;		/* more than PERF_MAX_SAMPLES were taken */
 };
+
+#define PERF_MAX_SAMPLES (16u << 20)	/* lat -H/-U: 128 MiB of samples at most */
 
 struct perf_session;
 

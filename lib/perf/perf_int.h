@@ -47,6 +47,8 @@ struct perf_session {
 	uint64_t bad_offset;
 	int server_error;		/* a failed completion's status, 0 if none */
 	struct pt_state *pt;		/* a perftest peer: its protocol's state (pt_int.h) */
+	uint64_t *samples;		/* lat -H/-U (perf_lat_record) */
+	uint64_t samples_cap;
 };
 
 /* -W: the listed counters before a run, and their deltas after it. */
@@ -90,6 +92,8 @@ bool perf_oob_readable(struct oob *o);
 /* lat --latency_gap: spins that long before the next message (perftest
  * spins on its cycle counter; a sleep would add the scheduler's wake-up). */
 void perf_latency_gap(const struct perf_session *s);
+/* One latency sample (ns): into the histogram, and with -H/-U the list. */
+void perf_lat_record(struct perf_session *s, struct perf_lat_result *r, uint64_t ns);
 /* Serves this end (s->a) until the peer's next control message arrives;
  * deadline_ns 0: until Ctrl-C, else (after Ctrl-C) until then. */
 int perf_pump_until_peer(struct perf_session *s, uint64_t deadline_ns, char *err);

@@ -514,7 +514,7 @@ static int pingpong(struct perf_session *s, struct perf_lat_result *r, char *err
 			if (!w)
 				break;
 			if (sent_at) {
-				hist_record(&r->h, (perf_now_ns() - sent_at) / 2);
+				perf_lat_record(s, r, (perf_now_ns() - sent_at) / 2);
 				r->iterations++;
 			}
 		}
@@ -536,7 +536,7 @@ static int pingpong(struct perf_session *s, struct perf_lat_result *r, char *err
 		if (w < 0)
 			return -1;
 		if (w) {
-			hist_record(&r->h, (perf_now_ns() - sent_at) / 2);
+			perf_lat_record(s, r, (perf_now_ns() - sent_at) / 2);
 			r->iterations++;
 		}
 	}

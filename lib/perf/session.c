@@ -538,6 +538,7 @@ void perf_close(struct perf_session *s)
 	xport_cm_close(s->cm);
 	perf_end_close(s, &s->b);
 	xport_close(s->dev);
+	free(s->samples);
 	free(s);
 }
 
