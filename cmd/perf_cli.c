@@ -519,6 +519,15 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 	/* --output: the report goes nowhere; the command prints its numbers. */
 	if (c->output && !(out = fopen("/dev/null", "w")))
 		return runtime_error(c->cmd, "cannot open /dev/null: %s", strerror(errno));
+	/* A verbs server with no device to run on says so now, not after a
+	 * client has come (perftest's server fails at once too). */
+	if (role == PERF_SERVER && c->o.engine && !strcmp(c->o.engine, "verbs") &&
+	    !xport_engine_available("verbs")) {
+		if (out != stdout)
+			fclose(out);
+		return runtime_error(c->cmd, "--engine verbs: no RDMA device on this host (ibv_devices "
+				     "lists none); use --engine soft, or load a driver (rxe: rdma link add)");
+	}
 	perf_cli_signals();
 	do {
 		struct perf_opts o = c->o;

@@ -476,9 +476,8 @@ else:
 	-s 9m|-s/--size
 	-n 4|-n/--iters
 	-D 0|-D/--duration
-	-d mlx5_0|--engine verbs
-	-x 1|--engine verbs
 	-d mlx5_0 --engine soft|--engine verbs
+	-x 1 --engine soft|--engine verbs
 	--engine bogus|--engine
 	--unit Mb|--unit
 	--interval 0|--interval

@@ -264,7 +264,7 @@ assert all(r["iterations"] == 5 for r in d["results"]) and d["errors"] == [], d'
 	-a --op atomic|drop -a
 	-m 100|-m/--mtu
 	--op bogus|--op
-	-d mlx5_0|--engine verbs
+	-d mlx5_0 --engine soft|--engine verbs
 	--hgrm|'--hgrm'
 	--expect-p99-us x|--expect-p99-us
 	--interval 1|'--interval'
