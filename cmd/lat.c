@@ -238,9 +238,6 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 		if (i != LAT_VISIBLE_COLS || l->c.cpu_util)
 			cols[ncols++] = all_cols[i];
 	report_table_begin(r, cols, ncols);
-	/* One run may cover the sweep (a perftest client's passive target). */
-	if (perf_runs_once(s))
-		n = 1;
 	for (unsigned i = 0; i < n && !cmd_stop; i++) {
 		if (perf_set_size(s, sizes[i], err) < 0 || perf_run_lat(s, res, err) < 0) {
 			report_error(r, "%s", err);

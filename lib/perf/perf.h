@@ -133,9 +133,6 @@ struct perf_peer_proto {
 	char version[16];		/* the version the peer announced */
 	bool negotiated;		/* 6.28+: the parameter struct was exchanged */
 	unsigned struct_len;		/* its size (312 or 320) */
-	bool passive;			/* this side measured nothing of its own (a
-					 * perftest READ/atomic latency server) */
-	bool from_peer_report;		/* the row's figures are the peer's report */
 };
 
 struct perf_interval {

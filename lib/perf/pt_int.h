@@ -27,7 +27,6 @@ struct pt_state {
 	bool report_due, close_sync_due, broken;
 	struct pt_report report;	/* the client's last bw row, for R */
 	struct pt_report peer_report;	/* what the peer's R said */
-	bool ran_once;			/* a passive server's one run is done */
 	uint64_t t_start_ns;		/* when the peer could start sending */
 	const char *advisory;
 };
@@ -58,6 +57,7 @@ int pt_serve_bw(struct perf_session *s, struct perf_bw_result *r, char *err);
 int pt_bidir_end(struct perf_session *s, const struct perf_bw_result *r,
 		 struct perf_bw_result *peer, char *err);
 int pt_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err);
+int pt_post_recv(struct perf_session *s, unsigned q, char *err);
 void pt_post_recvs(struct perf_session *s, unsigned per_qp, char *err);
 
 #endif

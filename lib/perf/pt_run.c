@@ -21,31 +21,10 @@
 
 #define LAT_RECVS 16			/* receives kept posted in a SEND latency run */
 
-void pt_post_recvs(struct perf_session *s, unsigned per_qp, char *err)
+/* A receive on QP q into the half of its slot the peer's messages land in. */
+int pt_post_recv(struct perf_session *s, unsigned q, char *err)
 {
 	struct perf_end *e = &s->a;
-
-	for (unsigned q = 0; q < s->o.qps; q++) {
-		if (e->recvs_posted[q])
-			continue;
-		for (unsigned k = 0; k < per_qp; k++) {
-			struct xport_recv_wr rr = {
-				.wr_id = q,
-				.sge = { (uint64_t)(uintptr_t)e->buf + q * e->slot + e->half,
-					 (uint32_t)e->half, e->mr->lkey },
-			};
-
-			if (xport_post_recv(e->qp[q], &rr, err) < 0)
-				return;
-		}
-		e->recvs_posted[q] = true;
-	}
-}
-
-static int repost(struct perf_session *s, const struct xport_wc *wc, char *err)
-{
-	struct perf_end *e = &s->a;
-	unsigned q = (unsigned)wc->wr_id;
 	struct xport_recv_wr rr = {
 		.wr_id = q,
 		.sge = { (uint64_t)(uintptr_t)e->buf + q * e->slot + e->half, (uint32_t)e->half,
@@ -53,6 +32,23 @@ static int repost(struct perf_session *s, const struct xport_wc *wc, char *err)
 	};
 
 	return xport_post_recv(e->qp[q], &rr, err);
+}
+
+void pt_post_recvs(struct perf_session *s, unsigned per_qp, char *err)
+{
+	for (unsigned q = 0; q < s->o.qps; q++) {
+		if (s->a.recvs_posted[q])
+			continue;
+		for (unsigned k = 0; k < per_qp; k++)
+			if (pt_post_recv(s, q, err) < 0)
+				return;
+		s->a.recvs_posted[q] = true;
+	}
+}
+
+static int repost(struct perf_session *s, const struct xport_wc *wc, char *err)
+{
+	return pt_post_recv(s, (unsigned)wc->wr_id, err);
 }
 
 /* A SEND that is not the size this side expects: the options differ. */
@@ -327,7 +323,7 @@ static int watch_passive(struct perf_session *s, uint64_t *t0, uint64_t *t1, cha
  * that was).
  */
 static int serve_passive(struct perf_session *s, struct perf_bw_result *r,
-			 struct perf_peer_proto *how, char *err)
+			 bool *from_report, char *err)
 {
 	struct pt_state *pt = s->pt;
 	uint64_t t0, t1, msgs = s->o.iters;
@@ -346,11 +342,10 @@ static int serve_passive(struct perf_session *s, struct perf_bw_result *r,
 	if (pt_reports(s, err) < 0)
 		return -1;
 	if (!s->o.iters) {	/* -D: the message count is only in the client's report */
-		how->from_peer_report = true;
+		*from_report = true;
 		bytes = (double)pt->peer_report.iters * (double)r->bytes_per_msg;
 		figures(r, bytes, pt->peer_report.iters, t1 - t0);
 	}
-	pt->ran_once = true;
 	return 0;
 }
 
@@ -394,14 +389,14 @@ static int serve_send(struct perf_session *s, struct perf_bw_result *r, char *er
 
 int pt_serve_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
 {
-	struct perf_peer_proto how = { 0 };
+	bool from_report = false;	/* -D: the passive target's count is the client's */
 	struct xport_counters before, after;
 	uint64_t cpu0 = perf_cpu_ns(), wall0 = perf_now_ns();
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	xport_dev_counters(s->dev, &before);
-	rc = pt_is_passive_bw(s) ? serve_passive(s, r, &how, err) : serve_send(s, r, err);
+	rc = pt_is_passive_bw(s) ? serve_passive(s, r, &from_report, err) : serve_send(s, r, err);
 	if (rc < 0)
 		return -1;
 	s->pt->report.size = r->bytes_per_msg;
@@ -409,7 +404,7 @@ int pt_serve_bw(struct perf_session *s, struct perf_bw_result *r, char *err)
 	r->cq_mod = 1;
 	xport_dev_counters(s->dev, &after);
 	xport_counters_delta(&r->counters, &after, &before);
-	s->pt->advisory = how.from_peer_report ? "with -D the message count comes from the "
+	s->pt->advisory = from_report ? "with -D the message count comes from the "
 			  "perftest client's report" : s->pt->advisory;
 	return 0;
 }
@@ -562,6 +557,5 @@ int pt_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 	if (pt_wait_peer(s, true, err) < 0 || pt_sync(s, err) < 0)
 		return -1;
 	s->pt->close_sync_due = false;
-	s->pt->ran_once = true;
 	return 0;
 }

@@ -557,17 +557,11 @@ static void pump(struct perf_session *s)
 	struct xport_wc wc[32];
 	int n = xport_poll_cq(s->a.cq, wc, 32);
 
-	for (int i = 0; i < n; i++)
-		if (wc[i].status == XPORT_WC_SUCCESS && wc[i].opcode == XPORT_WC_RECV) {
-			struct xport_recv_wr rr = {
-				.wr_id = wc[i].wr_id,
-				.sge = { (uint64_t)(uintptr_t)s->a.buf + wc[i].wr_id * s->a.slot +
-					 s->a.half, (uint32_t)s->a.half, s->a.mr->lkey },
-			};
-			char e[XPORT_ERR_LEN];
+	char e[XPORT_ERR_LEN];
 
-			xport_post_recv(s->a.qp[wc[i].wr_id], &rr, e);
-		}
+	for (int i = 0; i < n; i++)
+		if (wc[i].status == XPORT_WC_SUCCESS && wc[i].opcode == XPORT_WC_RECV)
+			pt_post_recv(s, (unsigned)wc[i].wr_id, e);
 }
 
 int pt_wait_peer(struct perf_session *s, bool passive, char *err)

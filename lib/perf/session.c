@@ -561,9 +561,6 @@ void perf_peer_protocol(const struct perf_session *s, struct perf_peer_proto *p)
 	memcpy(p->version, s->pt->peer_version, sizeof(p->version));
 	p->negotiated = s->pt->negotiated;
 	p->struct_len = (unsigned)s->pt->neg_len;
-	p->passive = s->o.latency && (s->o.op == PERF_READ || s->o.op == PERF_ATOMIC) &&
-		     s->role == PERF_SERVER;
-	p->from_peer_report = pt_is_passive_bw(s) && s->role == PERF_SERVER && !s->o.iters;
 }
 
 bool perf_serves_as_runner(const struct perf_session *s)
