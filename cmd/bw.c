@@ -245,6 +245,9 @@ static void row_details(struct printer *pr, const struct bw_cli *b,
 		print_string(pr, PRINT_FP, NULL, " %s)\n", b->mib ? "MiB/sec" : "Gb/sec");
 		print_uint(pr, PRINT_JSON, "peer_iterations", NULL, res->peer_iterations);
 	}
+	if (res->atomic_added_known)
+		print_uint(pr, PRINT_ANY, "atomic_added", " fetch-and-adds that landed here: %llu\n",
+			   res->atomic_added);
 	if (res->port.known)
 		port_counters(pr, &res->port);
 	if (res->listed.n) {	/* -W: perftest prints them after the row */

@@ -513,6 +513,7 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 {
 	bool both_here = s->role == PERF_LOOPBACK && s->o.bidirectional;
 	struct xport_counters before, after;
+	struct pt_watch watch = { 0 };	/* perftest: its server still taking messages */
 	struct tx a, b;
 
 	memset(r, 0, sizeof(*r));
@@ -523,8 +524,10 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 	tx_start(s, &s->a, &a, &bins[0]);
 	if (both_here)
 		tx_start(s, &s->b, &b, &bins[1]);
-	while (!tx_done(&a) || (both_here && !tx_done(&b))) {
+	for (unsigned spins = 0; !tx_done(&a) || (both_here && !tx_done(&b)); spins++) {
 		if (tx_step(s, &a, err) < 0)
+			return -1;
+		if (s->pt && spins % 256 == 0 && pt_check_stalled(s, &watch, a.total_done, err) < 0)
 			return -1;
 		if (both_here) {
 			if (tx_step(s, &b, err) < 0)

@@ -173,6 +173,10 @@ struct perf_bw_result {
 	bool bidirectional;
 	double local_bw_avg_gbps, peer_bw_avg_gbps;
 	uint64_t peer_iterations;
+	/* A server for perftest's FETCH_AND_ADD (+1 each): what they added
+	 * to this side's buffer, counted in memory. */
+	bool atomic_added_known;
+	uint64_t atomic_added;
 };
 
 struct perf_lat_result {

@@ -14,6 +14,7 @@ struct pt_state {
 	char peer_version[PT_VERSION_LEN];	/* as the peer announced it */
 	char my_version[PT_VERSION_LEN];	/* what this side announced */
 	double peer_v, my_v;
+	uint64_t word_sum0;			/* pt_word_sum before the keys went out */
 	bool negotiated;
 	size_t neg_len;
 	bool gid_format;		/* the 108-byte key (RoCE); else the 59-byte one */
@@ -52,6 +53,17 @@ int pt_wc_error(struct perf_session *s, const struct xport_wc *wc, char *err);
 /* The runs (pt_run.c). */
 int pt_run_begin(struct perf_session *s, char *err);
 int pt_run_end(struct perf_session *s, char *err);
+/* The sum of this side's buffer's 8-byte words, modulo 2^64: perftest's
+ * FETCH_AND_ADDs each add 1 somewhere in it, so the sum grows by exactly
+ * the number that executed, wherever they landed. */
+uint64_t pt_word_sum(const struct perf_session *s);
+/* A SEND client's watch over its perftest server, checked every so often
+ * while sending: -1 once the server has stopped taking messages (pt_run.c). */
+struct pt_watch {
+	uint64_t done, progress_ns;	/* completions, and when they last moved */
+	uint64_t heard_ns;		/* when the server spoke early; 0: not */
+};
+int pt_check_stalled(struct perf_session *s, struct pt_watch *w, uint64_t done, char *err);
 void pt_note_bw(struct perf_session *s, const struct perf_bw_result *r);
 int pt_serve_bw(struct perf_session *s, struct perf_bw_result *r, char *err);
 int pt_bidir_end(struct perf_session *s, const struct perf_bw_result *r,

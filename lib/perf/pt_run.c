@@ -97,6 +97,43 @@ static int close_sync_now(struct perf_session *s, char *err)
 	return rc;
 }
 
+/*
+ * A SEND client's perftest server stops receiving once it has its own -n
+ * messages; the sends beyond them then wait on RNR NAKs forever (perftest's
+ * rnr_retry is 7) while it waits for this side's sync.  So: no completion
+ * for --timeout while sends are outstanding, or the server speaking before
+ * this side is done (it counted fewer, or died) and no completion for a
+ * grace period after, fails the run in one line naming -n.
+ */
+#define PT_ENDED_GRACE_NS 2000000000ull
+
+int pt_check_stalled(struct perf_session *s, struct pt_watch *w, uint64_t done, char *err)
+{
+	uint64_t now, quiet;
+
+	if (s->o.op != PERF_SEND || s->role != PERF_CLIENT || s->o.bidirectional ||
+	    !s->o.iters || s->o.latency)
+		return 0;
+	now = perf_now_ns();
+	if (!w->progress_ns || done != w->done) {
+		w->done = done;
+		w->progress_ns = now;
+	}
+	if (!w->heard_ns && perf_oob_readable(&s->oob))
+		w->heard_ns = now;
+	quiet = now - w->progress_ns;
+	if (quiet < (uint64_t)s->o.timeout_s * 1000000000ull &&
+	    (!w->heard_ns || quiet < PT_ENDED_GRACE_NS || now - w->heard_ns < PT_ENDED_GRACE_NS))
+		return 0;
+	snprintf(err, XPORT_ERR_LEN, "the perftest server at %s stopped taking this side's "
+		 "messages after %llu of %llu (-n %llu%s): it counts its own -n, so start both "
+		 "sides with the same -n", s->oob.peer, (unsigned long long)done,
+		 (unsigned long long)s->o.iters, (unsigned long long)s->pt->iters_per_qp,
+		 s->o.qps > 1 ? " per QP" : "");
+	s->pt->broken = true;
+	return -1;
+}
+
 int pt_run_end(struct perf_session *s, char *err)
 {
 	bool last = !s->o.sweep || s->o.size >= PERF_MAX_SIZE;
@@ -322,6 +359,16 @@ static int watch_passive(struct perf_session *s, uint64_t *t0, uint64_t *t1, cha
  * the test moves (with -D, the client's report says how many messages
  * that was).
  */
+uint64_t pt_word_sum(const struct perf_session *s)
+{
+	volatile const uint64_t *w = (volatile const uint64_t *)(void *)s->a.buf;
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < s->a.buf_len / 8; i++)
+		sum += w[i];
+	return sum;
+}
+
 static int serve_passive(struct perf_session *s, struct perf_bw_result *r,
 			 bool *from_report, char *err)
 {
@@ -331,6 +378,10 @@ static int serve_passive(struct perf_session *s, struct perf_bw_result *r,
 
 	if (watch_passive(s, &t0, &t1, err) < 0)
 		return -1;
+	if (s->o.op == PERF_ATOMIC && !s->o.atomic_cas) {
+		r->atomic_added_known = true;
+		r->atomic_added = pt_word_sum(s) - pt->word_sum0;
+	}
 	if (pt_sync(s, err) < 0)
 		return -1;
 	r->bytes_per_msg = s->o.sweep ? PERF_MAX_SIZE : s->o.op == PERF_ATOMIC ? 8 : s->o.size;
@@ -384,7 +435,17 @@ static int serve_send(struct perf_session *s, struct perf_bw_result *r, char *er
 		}
 	}
 	figures(r, (double)got * (double)s->o.size, got, last - first);
-	return pt_run_end(s, err);
+	if (pt_run_end(s, err) < 0)
+		return -1;
+	/* perftest itself would wait for the rest forever: say what to change. */
+	if (s->o.iters && got < s->o.iters) {
+		snprintf(err, XPORT_ERR_LEN, "the perftest client at %s stopped after %llu of the "
+			 "%llu messages this side expects (-n %llu%s): start both sides with the same -n",
+			 s->oob.peer, (unsigned long long)got, (unsigned long long)s->o.iters,
+			 (unsigned long long)s->pt->iters_per_qp, s->o.qps > 1 ? " per QP" : "");
+		return -1;
+	}
+	return 0;
 }
 
 int pt_serve_bw(struct perf_session *s, struct perf_bw_result *r, char *err)

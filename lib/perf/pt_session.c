@@ -351,6 +351,8 @@ static void fill_keys(struct perf_session *s)
 	}
 	pt->key_len = pt->gid_format ? PT_KEY_LEN_GID : PT_KEY_LEN;
 	pt_key_build(&pt->mine[0], pt->gid_format, pt->key0);
+	/* Before the peer has a key: its atomics may land the moment it does. */
+	pt->word_sum0 = pt_word_sum(s);
 }
 
 static int connect_all(struct perf_session *s, char *err)

@@ -24,3 +24,9 @@ def pt_row(path):
 def to_gbps(mib_per_s):
     """perftest's MB/sec (2^20 bytes/s) in rdmakit's Gb/s (10^9 bits/s)."""
     return mib_per_s * 1048576 * 8 / 1e9
+
+
+def verdict(out, bad):
+    """Prints the figures for the log, then fails with every problem found."""
+    print(" ".join(out))
+    assert not bad, "\n".join(bad)

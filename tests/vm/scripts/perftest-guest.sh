@@ -121,6 +121,29 @@ pair deb_srv_bw_write_counters ib_write_bw "${P[@]}" -p PORT -n 100 -- \
 pair deb_srv_bw_write_mismatch ib_write_bw "${P[@]}" -p PORT -s 4096 -n 50 -- \
 	rdmakit -j bw "${V[@]}" -p PORT -s 65536 -n 50 "$VM_IP"
 
+# -A CMP_AND_SWAP, both roles (FETCH_AND_ADD is the default, above).
+pair deb_srv_bw_cas ib_atomic_bw "${P[@]}" -A CMP_AND_SWAP -p PORT -n 200 -- \
+	rdmakit -j bw "${V[@]}" --op atomic -A CMP_AND_SWAP -p PORT -n 200 "$VM_IP"
+pair deb_cli_bw_cas rdmakit -j bw "${V[@]}" --op atomic -A CMP_AND_SWAP -p PORT -n 200 -- \
+	ib_atomic_bw "${P[@]}" -A CMP_AND_SWAP -p PORT -n 200 "$VM_IP"
+# -D: by duration, both roles.
+pair deb_srv_bw_write_dur ib_write_bw "${P[@]}" -p PORT -D 2 -- \
+	rdmakit -j bw "${V[@]}" -p PORT -D 2 "$VM_IP"
+pair deb_cli_bw_write_dur rdmakit -j bw "${V[@]}" -p PORT -D 2 -- \
+	ib_write_bw "${P[@]}" -p PORT -D 2 "$VM_IP"
+pair deb_cli_bw_send_dur rdmakit -j bw "${V[@]}" --op send -p PORT -D 2 -- \
+	ib_send_bw "${P[@]}" -p PORT -D 2 "$VM_IP"
+pair deb_srv_lat_write_dur ib_write_lat "${P[@]}" -p PORT -D 2 -- \
+	rdmakit -j lat "${V[@]}" --op write -p PORT -D 2 "$VM_IP"
+# The path MTU is the smaller of the two sides' (-m), as perftest takes it.
+pair deb_srv_bw_write_mtu ib_write_bw "${P[@]}" -m 512 -p PORT -n 100 -- \
+	rdmakit -j bw "${V[@]}" -p PORT -n 100 "$VM_IP"
+# Bad input: a SEND test whose two sides count different -n, both ways.
+pair deb_srv_bw_send_iters ib_send_bw "${P[@]}" -p PORT -n 100 -- \
+	rdmakit -j bw "${V[@]}" --op send -p PORT -n 200 --timeout 10 "$VM_IP"
+pair deb_cli_bw_send_iters rdmakit -j bw "${V[@]}" --op send -p PORT -n 200 --timeout 10 -- \
+	ib_send_bw "${P[@]}" -p PORT -n 100 "$VM_IP"
+
 # Part 2: the host's soft engine against perftest on rxe0 (the strongest
 # check: nothing of rdmakit on this side).  Each case may take three tries
 # (perftest's clock calibration, as above): the guest says which try runs
