@@ -174,6 +174,13 @@ static void report_row(struct report *r, const struct lat_cli *l,
 	v[n++] = RV_DBL(us(hist_percentile(h, 99.99)));
 	report_table_row(r, v);
 	pr = report_row_more(r);
+	if (res->unreliable) {
+		/* UC/UD: the pings with no answer within the wait are not in
+		 * the figures; answers that came later were told by their tag. */
+		print_uint(pr, PRINT_ANY, "lost_msgs", " %llu pings had no answer", res->lost);
+		print_uint(pr, PRINT_ANY, "wait_us", " within %llu us (lost)", res->wait_us);
+		print_uint(pr, PRINT_ANY, "late_replies", "; %llu answers came late\n", res->late);
+	}
 	histogram(pr, h);
 	samples(pr, l, res, true, NULL);
 	report_row_done(r);

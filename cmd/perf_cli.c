@@ -231,14 +231,15 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 	case OPT_OUT_JSON_FILE: c->out_json_path = arg; break;
 	case OPT_BIND_SOURCE_IP: o->bind_source = arg; break;
 	case 'c':
-		if (!strcmp(arg, "RC"))
+		if (!strcmp(arg, "RC") || !strcmp(arg, "UC") || !strcmp(arg, "UD")) {
+			o->conn = !strcmp(arg, "UD") ? XPORT_QPT_UD : !strcmp(arg, "UC") ?
+				  XPORT_QPT_UC : XPORT_QPT_RC;
+			o->explicit_set |= PERF_SET_CONN;
 			break;
-		if (!strcmp(arg, "UC") || !strcmp(arg, "UD"))
-			return usage_error(cmd, "-c %s: rdmakit runs RC only yet; give -c RC or drop -c",
-					   arg);
+		}
 		if (!strcmp(arg, "XRC") || !strcmp(arg, "DC") || !strcmp(arg, "SRD"))
-			return usage_error(cmd, "-c %s: not a transport this build runs; give -c RC or "
-					   "drop -c", arg);
+			return usage_error(cmd, "-c %s: not a transport this build runs; it runs RC, "
+					   "UC and UD", arg);
 		return usage_error(cmd, "invalid value '%s' for -c/--connection: expected RC, UC, UD, "
 				   "XRC, DC or SRD (perftest's names)", arg);
 	case OPT_PERFTEST_VERSION: {
@@ -313,6 +314,9 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 		return usage_error(c->cmd, "-R/--rdma-cm needs the verbs engine (the RDMA "
 				   "connection manager); the soft engine connects over the control "
 				   "channel: drop -R or use --engine verbs");
+	/* UD is SEND's: `-c UD` alone is ib_send_bw -c UD. */
+	if (o->conn == XPORT_QPT_UD && !(o->explicit_set & PERF_SET_OP))
+		o->op = PERF_SEND;
 	if (o->op == PERF_ATOMIC)
 		o->size = 8;	/* atomics move 8 bytes */
 	if (c->all && o->op == PERF_ATOMIC)
@@ -390,9 +394,22 @@ unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap)
 	sizes[0] = c->o.size;
 	if (!c->all && !c->o.sweep)
 		return 1;
-	for (uint64_t s = 2; s <= (8 << 20) && n < cap; s *= 2)
+	for (uint64_t s = 2; s <= (c->max_msg ? c->max_msg : 8 << 20) && n < cap; s *= 2)
 		sizes[n++] = s;
 	return n;
+}
+
+/* A UD message is one packet: as perftest does, a larger -s becomes the
+ * path MTU (said in the preamble), and -a stops there. */
+static void ud_clamp(struct perf_cli *c, const struct perf_session *s)
+{
+	if (perf_connection(s) != XPORT_QPT_UD)
+		return;
+	c->max_msg = perf_mtu(s);
+	if (!c->all && c->o.size > c->max_msg) {
+		c->asked_size = c->o.size;
+		c->o.size = c->max_msg;
+	}
 }
 
 void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_session *s,
@@ -429,6 +446,16 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 	if (o->rdma_cm)	/* perftest's heading for how the QPs were connected */
 		report_param(r, "Data ex. method", "connection_method", REPORT_STR, RV_STR("rdma_cm"));
 	report_param(r, "Operation", "op", REPORT_STR, RV_STR(op));
+	report_param(r, "Connection type", "connection", REPORT_STR,
+		     RV_STR(perf_conn_name(perf_connection(s))));
+	if (c->asked_size) {
+		char note[160];
+
+		snprintf(note, sizeof(note), "-s %llu is over the path MTU, the most a UD message "
+			 "carries: the run uses -s %llu", (unsigned long long)c->asked_size,
+			 (unsigned long long)c->max_msg);
+		report_param(r, "Note", "ud_size_note", REPORT_STR, RV_STR(note));
+	}
 	report_param(r, "Number of qps", "qps", REPORT_U64, RV_U64(o->qps));
 	report_param(r, "TX depth", "tx_depth", REPORT_U64, RV_U64(o->tx_depth));
 	if (!o->latency) {	/* perftest's headings; -a: the first size's (rows say theirs) */
@@ -558,6 +585,8 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 			break;
 		}
 		c->o = o;	/* what the server adopted, for the preamble */
+		if (role != PERF_SERVER)
+			ud_clamp(c, s);
 		perf_cli_preamble(&r, c, s, role);
 		if (role == PERF_SERVER && !perf_serves_as_runner(s)) {
 			unsigned runs;

@@ -107,7 +107,7 @@ enum {
 						      "keys, not perftest's) to FILE" },         \
 	{ "bind_source_ip", OPT_BIND_SOURCE_IP, "ADDR", "client: the control connection's "      \
 							"source address" },                        \
-	{ "connection", 'c', "TYPE", "transport: RC (the only one here yet)" },                 \
+	{ "connection", 'c', "TYPE", "transport: RC, UC or UD (default RC)" },                        \
 	{ "retry_count", OPT_RETRY_COUNT_ALIAS, "N", "perftest's name for --retry-cnt" }
 
 #define PERF_OPTS_COMMON(OP_DEFAULT)                                                       \
@@ -157,6 +157,8 @@ struct perf_cli {
 	enum perf_output { PERF_OUTPUT_TABLE, PERF_OUTPUT_BANDWIDTH, PERF_OUTPUT_MSG_RATE,
 			   PERF_OUTPUT_LATENCY } output;	/* --output: one number per size */
 	struct oob_key auth_key;
+	uint64_t max_msg;		/* UD: the path MTU, the most a message carries (0: none) */
+	uint64_t asked_size;		/* -s as given, when UD clamped it to max_msg */
 };
 
 void perf_cli_init(struct perf_cli *c, const char *cmd, bool latency);

@@ -86,7 +86,7 @@ static const struct {
 	{ 0, "use_ooo", MLX5 }, { 0, "no_enhanced_reorder", MLX5 },
 	{ 0, "congest_type", NOT_YET },
 	{ 0, "write_with_imm", NOT_YET }, { 0, "send_with_imm", NOT_YET },
-	{ 0, "unsolicited_write", NOT_YET }, { 0, "connectionless", "UD: not yet" },
+	{ 0, "unsolicited_write", NOT_YET }, { 0, "connectionless", "one UD QP to many peers: not yet (-c UD runs one to one)" },
 	{ 0, "cqe_poll", "rdmakit polls up to 64 completions at once" },
 	{ 0, "tph_mem", NOT_YET }, { 0, "cpu_id", NOT_YET " (the target CPU of PCIe TPH hints)" },
 	{ 0, "ph", NOT_YET }, { 0, "disable_dynamic_polling", "rdmakit's polling is not dynamic" },

@@ -137,6 +137,9 @@ _rdmakit_option_value()
 	bw:--op|lat:--op)
 		echo 'words write read send atomic'
 		;;
+	bw:-c|bw:--connection|lat:-c|lat:--connection)
+		echo 'words RC UC UD'
+		;;
 	bw:-A|bw:--atomic_type|lat:-A|lat:--atomic_type)
 		echo 'words FETCH_AND_ADD CMP_AND_SWAP'
 		;;

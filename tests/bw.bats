@@ -85,7 +85,8 @@ assert d["command"] == "bw" and d["errors"] == [], d
 p = d["params"]
 types = {"engine": str, "role": str, "local_address": str, "op": str, "qps": int,
          "tx_depth": int, "mtu_bytes": int, "iterations": int, "verify": bool,
-         "inline_size_bytes": int, "cq_mod": int, "post_list": int, "start_time": str}
+         "inline_size_bytes": int, "cq_mod": int, "post_list": int, "start_time": str,
+         "connection": str}
 assert set(p) == set(types), sorted(p)
 for k, t in types.items():
     assert type(p[k]) is t, (k, p[k])
@@ -95,6 +96,7 @@ began = datetime.datetime.strptime(p["start_time"], "%Y-%m-%dT%H:%M:%SZ").replac
 assert 0 <= (datetime.datetime.now(datetime.timezone.utc) - began).total_seconds() < 60, p["start_time"]
 assert p["engine"] == "soft" and p["role"] == "loopback" and p["local_address"] == sys.argv[2], p
 assert p["op"] == "write" and p["qps"] == 2 and p["tx_depth"] == 16 and p["iterations"] == 3000, p
+assert p["connection"] == "RC", p
 assert p["mtu_bytes"] in (256, 512, 1024, 2048, 4096) and p["verify"] is False, p
 (r,) = d["results"]
 types = {"bytes": int, "iterations": int, "bw_peak_gbps": float, "bw_avg_gbps": float,
@@ -188,9 +190,9 @@ assert sum(i["bytes"] for i in iv) == r["iterations"] * 16384, (iv, r)'
 	# The same lines in the text output, before the run's row.
 	run --separate-stderr "$RDMAKIT" bw --loopback --bind "$ADDR" -s 16k -D 0.6 --interval 0.2
 	assert_success
-	assert_line --index 13 --regexp '^ #bytes '
-	assert_line --index 14 --regexp '^ \[ +0\.00- +0\.20 sec\] +[0-9.]+ Gb/sec +[0-9.]+ Mpps$'
-	assert_line --index 15 --regexp '^ \[ +0\.20- +0\.40 sec\] '
+	assert_line --index 14 --regexp '^ #bytes '
+	assert_line --index 15 --regexp '^ \[ +0\.00- +0\.20 sec\] +[0-9.]+ Gb/sec +[0-9.]+ Mpps$'
+	assert_line --index 16 --regexp '^ \[ +0\.20- +0\.40 sec\] '
 	assert_line --regexp '^ 16384 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$'
 }
 

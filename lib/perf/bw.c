@@ -80,7 +80,9 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 	uint64_t mine_bad = s->bad_offset;
 
 	if (s->role == PERF_LOOPBACK) {
+		perf_settle(s, &s->b);
 		perf_server_check(s, &s->b);
+		perf_received(s, &s->peer_rx);
 		*verified = !s->verify_failed;
 		*bad = s->bad_offset;
 		return 0;
@@ -96,6 +98,7 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 	json_decref(m);
 	if (rc < 0)
 		return -1;
+	s->peer_rx = v.received;
 	*verified = v.verified && mine_ok;
 	*bad = v.verified && !mine_ok ? mine_bad : v.bad_offset;
 	if (v.status) {
@@ -508,6 +511,29 @@ static void port_deltas(struct perf_port_deltas *pd, const struct ctr_snapshot *
 	ctr_port_deltas(before, after, pd->device, pd->port, keep_delta, pd);
 }
 
+/* UC and UD: what arrived of what this side sent.  A WRITE without
+ * immediate gives the receiver nothing to count: its figures are the
+ * sender's (and --verify checks the data). */
+static void account_loss(struct perf_session *s, struct perf_bw_result *r)
+{
+	const struct ctl_received *rx = &s->peer_rx;
+
+	r->unreliable = true;
+	r->host_tx_drops = r->counters.tx_drops;
+	if (s->o.op != PERF_SEND)
+		return;
+	r->received_known = true;
+	r->received_msgs = rx->msgs;
+	r->received_bytes = rx->bytes;
+	r->lost_msgs = r->iterations > rx->msgs ? r->iterations - rx->msgs : 0;
+	r->loss_percent = r->iterations ? 100.0 * (double)r->lost_msgs / (double)r->iterations : 0;
+	r->lost_where_known = rx->drops_known;
+	r->rcvbuf_drops = rx->rcvbuf_drops;
+	r->no_recv_drops = rx->no_recv_drops;
+	r->qkey_drops = rx->qkey_drops;
+	r->uc_msgs_cut = rx->uc_msgs_cut;
+}
+
 static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_bw_result *peer,
 		  struct bins *bins, char *err)
 {
@@ -566,6 +592,8 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 	}
 	xport_dev_counters(s->dev, &after);
 	xport_counters_delta(&r->counters, &after, &before);
+	if (s->o.conn != XPORT_QPT_RC)
+		account_loss(s, r);
 	return 0;
 }
 

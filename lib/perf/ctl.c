@@ -113,8 +113,34 @@ int perf_opts_check(const struct perf_opts *o, uint64_t max_size, char *err)
 	      "rate_limit %g is outside %g..%g", o->rate_limit, PERF_MIN_RATE, PERF_MAX_RATE);
 	RANGE((unsigned)o->rate_unit <= PERF_RATE_PPS, "rate_unit %d is not a unit",
 	      (int)o->rate_unit);
+	RANGE((unsigned)o->conn <= XPORT_QPT_UD, "connection %d is not RC, UC or UD",
+	      (int)o->conn);
 #undef RANGE
-	return 0;
+	return perf_conn_check(o, err);
+}
+
+const char *perf_conn_name(enum xport_qp_type t)
+{
+	return t == XPORT_QPT_UD ? "UD" : t == XPORT_QPT_UC ? "UC" : "RC";
+}
+
+/* What each transport carries (IBTA 9.2), and what rdmakit runs over it. */
+int perf_conn_check(const struct perf_opts *o, char *err)
+{
+	const char *why = NULL;
+
+	if (o->conn == XPORT_QPT_UD && o->op != PERF_SEND)
+		why = "carries SEND only (perftest's ib_send_bw/ib_send_lat -c UD): give --op send";
+	else if (o->conn == XPORT_QPT_UC && o->op != PERF_SEND && o->op != PERF_WRITE)
+		why = "carries SEND and RDMA WRITE only: give --op send or --op write";
+	else if (o->conn != XPORT_QPT_RC && o->rdma_cm)
+		why = "is connected over the control channel here, not the RDMA CM: drop -R";
+	else if (o->conn != XPORT_QPT_RC && o->bidirectional)
+		why = "runs one direction in this version: drop -b";
+	if (!why)
+		return 0;
+	snprintf(err, XPORT_ERR_LEN, "-c %s %s", perf_conn_name(o->conn), why);
+	return -1;
 }
 
 static const char *const op_names[] = { "write", "read", "send", "atomic", NULL };
@@ -131,7 +157,7 @@ static int index_of(const char *const *names, const char *s)
 json_t *ctl_test_json(const struct perf_opts *o, uint64_t max_size)
 {
 	return json_pack("{s:{s:s, s:b, s:I, s:I, s:I, s:f, s:i, s:i, s:i, s:i, s:i, s:b, s:f, "
-			 "s:b, s:b, s:i, s:f, s:s, s:b}}", "test",
+			 "s:b, s:b, s:i, s:f, s:s, s:b, s:s}}", "test",
 			 "op", op_names[o->op], "cas", o->atomic_cas, "size", (json_int_t)o->size,
 			 "max_size", (json_int_t)max_size, "iters", (json_int_t)o->iters,
 			 "duration_s", o->duration, "qps", (int)o->qps, "tx_depth",
@@ -139,12 +165,20 @@ json_t *ctl_test_json(const struct perf_opts *o, uint64_t max_size)
 			 "mtu", (int)o->mtu, "verify", o->verify, "interval_s", o->interval,
 			 "latency", o->latency, "bidirectional", o->bidirectional, "inline_size",
 			 (int)o->inline_size, "rate_limit", o->rate_limit, "rate_unit",
-			 rate_units[o->rate_unit], "rdma_cm", o->rdma_cm);
+			 rate_units[o->rate_unit], "rdma_cm", o->rdma_cm, "connection",
+			 perf_conn_name(o->conn));
+}
+
+static int conn_of(const char *name)
+{
+	static const char *const names[] = { "RC", "UC", "UD", NULL };
+
+	return index_of(names, name);
 }
 
 int ctl_test_parse(json_t *m, struct perf_opts *o, uint64_t *max_size, char *err)
 {
-	const char *op = NULL, *unit = NULL;
+	const char *op = NULL, *unit = NULL, *conn = NULL;
 	json_int_t size, max, iters, qps, txd, rxd, outs, mtu, inl;
 	int cas, verify, lat, bidir, cm;
 	double duration, interval, rate;
@@ -153,14 +187,16 @@ int ctl_test_parse(json_t *m, struct perf_opts *o, uint64_t *max_size, char *err
 
 	/* Integers as json_int_t, range-checked here: "i" would wrap 2^32 + 1 to 1. */
 	if (json_unpack_ex(m, &je, 0, "{s:{s:s, s:b, s:I, s:I, s:I, s:F, s:I, s:I, "
-			   "s:I, s:I, s:I, s:b, s:F, s:b, s:b, s:I, s:F, s:s, s:b!}!}", "test",
+			   "s:I, s:I, s:I, s:b, s:F, s:b, s:b, s:I, s:F, s:s, s:b, s:s!}!}", "test",
 			   "op", &op, "cas", &cas, "size", &size, "max_size", &max, "iters", &iters,
 			   "duration_s", &duration, "qps", &qps, "tx_depth", &txd, "rx_depth", &rxd,
 			   "outs", &outs, "mtu", &mtu, "verify", &verify, "interval_s", &interval,
 			   "latency", &lat, "bidirectional", &bidir, "inline_size", &inl,
-			   "rate_limit", &rate, "rate_unit", &unit, "rdma_cm", &cm) < 0)
+			   "rate_limit", &rate, "rate_unit", &unit, "rdma_cm", &cm, "connection",
+			   &conn) < 0)
 		return bad(err, "test", je.text);
-	if (index_of(op_names, op) < 0 || index_of(rate_units, unit) < 0 || size < 1 ||
+	if (index_of(op_names, op) < 0 || index_of(rate_units, unit) < 0 || conn_of(conn) < 0 ||
+	    size < 1 ||
 	    max < 1 || max > PERF_MAX_SIZE || iters < 0 || qps < 1 || qps > PERF_MAX_QPS ||
 	    txd < 1 || txd > PERF_MAX_DEPTH || rxd < 1 || rxd > PERF_MAX_DEPTH || outs < 0 ||
 	    outs > PERF_MAX_OUTS || mtu < 0 || mtu > 4096 || inl < 0 || inl > PERF_MAX_INLINE)
@@ -183,6 +219,7 @@ int ctl_test_parse(json_t *m, struct perf_opts *o, uint64_t *max_size, char *err
 	t.rate_limit = rate;
 	t.rate_unit = (enum perf_rate_unit)index_of(rate_units, unit);
 	t.rdma_cm = cm;
+	t.conn = (enum xport_qp_type)conn_of(conn);
 	if (perf_opts_check(&t, (uint64_t)max, err) < 0)
 		return -1;
 	*o = t;
@@ -329,22 +366,35 @@ int ctl_done_parse(json_t *j, bool *stop, char *err)
 
 json_t *ctl_verdict_json(const struct ctl_verdict *v)
 {
-	return json_pack("{s:{s:b, s:I, s:i}}", "verdict", "verified", v->verified,
-			 "bad_offset", (json_int_t)v->bad_offset, "status", v->status);
+	const struct ctl_received *r = &v->received;
+
+	return json_pack("{s:{s:b, s:I, s:i, s:{s:I, s:I, s:b, s:I, s:I, s:I, s:I}}}", "verdict",
+			 "verified", v->verified, "bad_offset", (json_int_t)v->bad_offset,
+			 "status", v->status, "received", "msgs", (json_int_t)r->msgs, "bytes",
+			 (json_int_t)r->bytes, "drops_known", r->drops_known, "rcvbuf_drops",
+			 (json_int_t)r->rcvbuf_drops, "no_recv_drops", (json_int_t)r->no_recv_drops,
+			 "qkey_drops", (json_int_t)r->qkey_drops, "uc_msgs_cut",
+			 (json_int_t)r->uc_msgs_cut);
 }
 
 int ctl_verdict_parse(json_t *j, struct ctl_verdict *v, char *err)
 {
-	json_int_t off, status;
-	int ok;
+	json_int_t off, status, msgs, bytes, rcvbuf, norecv, qkey, cut;
+	int ok, known;
 
-	if (json_unpack_ex(j, NULL, 0, "{s:{s:b, s:I, s:I!}!}", "verdict", "verified",
-			   &ok, "bad_offset", &off, "status", &status) < 0 || off < 0 ||
-	    status < 0 || status > 255)
+	if (json_unpack_ex(j, NULL, 0, "{s:{s:b, s:I, s:I, s:{s:I, s:I, s:b, s:I, s:I, s:I, "
+			   "s:I!}!}!}", "verdict", "verified", &ok, "bad_offset", &off, "status",
+			   &status, "received", "msgs", &msgs, "bytes", &bytes, "drops_known", &known,
+			   "rcvbuf_drops", &rcvbuf, "no_recv_drops", &norecv, "qkey_drops", &qkey,
+			   "uc_msgs_cut", &cut) < 0 || off < 0 || status < 0 || status > 255 ||
+	    msgs < 0 || bytes < 0 || rcvbuf < 0 || norecv < 0 || qkey < 0 || cut < 0)
 		return bad(err, "result", NULL);
 	v->verified = ok;
 	v->bad_offset = (uint64_t)off;
 	v->status = (int)status;
+	v->received = (struct ctl_received){ (uint64_t)msgs, (uint64_t)bytes, known,
+					     (uint64_t)rcvbuf, (uint64_t)norecv, (uint64_t)qkey,
+					     (uint64_t)cut };
 	return 0;
 }
 

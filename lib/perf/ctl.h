@@ -55,10 +55,19 @@ json_t *ctl_done_json(bool stop);
 int ctl_done_parse(json_t *j, bool *stop, char *err);
 
 /* The server's verdict on a run. */
+/* What the server's receives took in over the run (SEND), and what its
+ * engine dropped (drops_known: the soft engine keeps these counts). */
+struct ctl_received {
+	uint64_t msgs, bytes;
+	bool drops_known;
+	uint64_t rcvbuf_drops, no_recv_drops, qkey_drops, uc_msgs_cut;
+};
+
 struct ctl_verdict {
 	bool verified;
 	uint64_t bad_offset;
 	int status;			/* enum xport_wc_status of its QP */
+	struct ctl_received received;
 };
 json_t *ctl_verdict_json(const struct ctl_verdict *v);
 int ctl_verdict_parse(json_t *j, struct ctl_verdict *v, char *err);

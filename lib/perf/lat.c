@@ -19,11 +19,21 @@ static struct xport_sge half_sge(struct perf_end *e, unsigned q, size_t off, uin
 				   e->mr->lkey };
 }
 
-/* Waits for the echo or the completion; false with err on failure/timeout. */
-static bool wait_for(struct perf_session *s, bool (*ready)(struct perf_session *, void *),
-		     void *ctx, char *err)
+/* The wait for one answer: RC's is --timeout (no answer is a failure);
+ * UC's and UD's is lat_wait_us, after which the ping counts as lost. */
+static uint64_t answer_wait_ns(const struct perf_session *s)
 {
-	uint64_t limit = perf_now_ns() + (uint64_t)s->o.timeout_s * 1000000000ull;
+	if (s->o.conn == XPORT_QPT_RC)
+		return (uint64_t)s->o.timeout_s * 1000000000ull;
+	return (uint64_t)(s->o.lat_wait_us ? s->o.lat_wait_us : PERF_LAT_WAIT_US) * 1000;
+}
+
+/* Waits for the echo or the completion: 1, or 0 when a UC/UD ping had no
+ * answer in time, or -1 with err on failure (RC: no answer at all). */
+static int wait_for(struct perf_session *s, bool (*ready)(struct perf_session *, void *),
+		    void *ctx, char *err)
+{
+	uint64_t limit = perf_now_ns() + answer_wait_ns(s);
 	unsigned spins = 0;
 
 	while (!ready(s, ctx)) {
@@ -31,16 +41,18 @@ static bool wait_for(struct perf_session *s, bool (*ready)(struct perf_session *
 		if (++spins % 1024 == 0) {
 			if (s->o.stop && *s->o.stop) {
 				snprintf(err, XPORT_ERR_LEN, "interrupted");
-				return false;
+				return -1;
 			}
+			if (perf_now_ns() > limit && s->o.conn != XPORT_QPT_RC)
+				return 0;
 			if (perf_now_ns() > limit) {
 				snprintf(err, XPORT_ERR_LEN, "no answer from the peer for %d s; check that "
 					 "it is still running (--timeout sets the wait)", s->o.timeout_s);
-				return false;
+				return -1;
 			}
 		}
 	}
-	return true;
+	return 1;
 }
 
 struct wait_ctx {
@@ -49,7 +61,16 @@ struct wait_ctx {
 	bool got_recv, got_send;
 	bool failed;
 	struct xport_wc bad;
+	uint64_t late;			/* UC/UD: echoes of earlier pings, taken and dropped */
 };
+
+/* Where a received message's bytes start: behind the GRH area on UD. */
+static size_t payload_off(const struct perf_session *s)
+{
+	return s->o.conn == XPORT_QPT_UD ? XPORT_GRH_LEN : 0;
+}
+
+static int post_echo_recv(struct perf_session *s, char *err);
 
 /* Reaps completions: the send's own, and the echo's RECV. */
 static bool completions_ready(struct perf_session *s, void *p)
@@ -64,10 +85,25 @@ static bool completions_ready(struct perf_session *s, void *p)
 			w->bad = wc[i];
 			return true;
 		}
-		if (wc[i].opcode == XPORT_WC_RECV)
-			w->got_recv = true;
-		else
+		if (wc[i].opcode != XPORT_WC_RECV) {
 			w->got_send = true;
+			continue;
+		}
+		/* The echo carries the ping's tag in its last byte: a late echo
+		 * of a lost ping's is taken, counted and its receive posted again. */
+		if (s->o.conn != XPORT_QPT_RC &&
+		    s->a.buf[s->a.half + payload_off(s) + s->o.size - 1] != w->tag) {
+			char err[XPORT_ERR_LEN];
+
+			w->late++;
+			if (post_echo_recv(s, err) < 0) {
+				w->failed = true;
+				w->bad = wc[i];
+				return true;
+			}
+			continue;
+		}
+		w->got_recv = true;
 	}
 	return (!w->want_recv || w->got_recv) && (!w->want_send || w->got_send);
 }
@@ -129,8 +165,10 @@ void perf_latency_gap(const struct perf_session *s)
 		;
 }
 
-/* One timed operation; returns its duration in ns, or 0 with err. */
-static uint64_t ping(struct perf_session *s, uint64_t i, char *err)
+/* One timed operation: 1 with its duration in *ns, 0 when a UC/UD ping
+ * had no answer in time (lost), or -1 with err. */
+static int ping(struct perf_session *s, uint64_t i, uint64_t *ns, struct perf_lat_result *r,
+		char *err)
 {
 	struct perf_end *e = &s->a;
 	struct wait_ctx w = { .tag = (uint8_t)(i % 127 + 1) };
@@ -140,7 +178,7 @@ static uint64_t ping(struct perf_session *s, uint64_t i, char *err)
 		.inline_data = perf_inline_ok(s, s->o.size),
 	};
 	uint64_t t0;
-	bool ok;
+	int ok;
 
 	switch (s->o.op) {
 	case PERF_SEND:
@@ -170,20 +208,23 @@ static uint64_t ping(struct perf_session *s, uint64_t i, char *err)
 	if (xport_post_send(e->qp[0], &wr, err) < 0)
 		return 0;
 	ok = wait_for(s, s->o.op == PERF_WRITE ? write_echo_ready : completions_ready, &w, err);
-	if (!ok)
-		return 0;
+	*ns = perf_now_ns() - t0;
+	r->late += w.late;
+	if (ok <= 0)
+		return ok;	/* lost: its receive stays posted for whatever comes */
 	if (w.failed) {
 		perf_wc_error(&w.bad, err);
-		return 0;
+		return -1;
 	}
 	if (s->o.op == PERF_SEND && post_echo_recv(s, err) < 0)
-		return 0;
-	return perf_now_ns() - t0;
+		return -1;
+	return 1;
 }
 
 int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 {
 	uint64_t deadline, t, wall0, cpu0;
+	int rc;
 
 	if (s->pt && (s->role == PERF_SERVER || s->o.op == PERF_WRITE || s->o.op == PERF_SEND))
 		return pt_run_lat(s, r, err);
@@ -191,6 +232,8 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 	hist_init(&r->h);
 	r->bytes = s->o.size;
 	r->half_rtt = s->o.op == PERF_SEND || s->o.op == PERF_WRITE;
+	r->unreliable = s->o.conn != XPORT_QPT_RC;
+	r->wait_us = (uint32_t)(answer_wait_ns(s) / 1000);
 	if (perf_run_begin(s, err) < 0)
 		return -1;
 	if (s->o.op == PERF_SEND && post_echo_recv(s, err) < 0)
@@ -203,13 +246,17 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 			r->interrupted = true;
 			break;
 		}
-		t = ping(s, i, err);
-		if (!t) {
+		rc = ping(s, i, &t, r, err);
+		if (rc < 0) {
 			if (s->o.stop && *s->o.stop) {
 				r->interrupted = true;
 				break;
 			}
 			return -1;
+		}
+		if (rc == 0) {
+			r->lost++;
+			continue;
 		}
 		perf_lat_record(s, r, r->half_rtt ? t / 2 : t);
 		r->iterations++;

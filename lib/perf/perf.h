@@ -52,6 +52,7 @@ enum {
 	PERF_SET_QPS = 1 << 4,
 	PERF_SET_BIDIR = 1 << 5,
 	PERF_SET_RDMA_CM = 1 << 6,
+	PERF_SET_CONN = 1 << 7,
 };
 enum perf_role { PERF_CLIENT, PERF_SERVER, PERF_LOOPBACK };
 /* --rate_units, perftest's letters: g = Gb/s (10^9 bits), M = MiB/s
@@ -113,7 +114,12 @@ struct perf_opts {
 	uint32_t latency_gap_us;	/* lat: --latency_gap, a pause before each message */
 	const char *report_counters;	/* bw -W: "dir/name,..." under the RDMA port's sysfs */
 	bool raw_samples;		/* lat -H/-U: keep every sample, not only the histogram */
+	enum xport_qp_type conn;	/* -c/--connection: RC, UC or UD (perftest's names) */
+	uint32_t lat_wait_us;		/* lat over UC/UD: how long a ping waits for its answer
+					 * before it counts as lost (0: PERF_LAT_WAIT_US) */
 };
+
+#define PERF_LAT_WAIT_US 100000		/* 100 ms: far beyond any RTT a host measures */
 
 /* -W/--report-counters: the listed port counters' deltas over a run. */
 #define PERF_MAX_LISTED 32
@@ -177,6 +183,19 @@ struct perf_bw_result {
 	 * to this side's buffer, counted in memory. */
 	bool atomic_added_known;
 	uint64_t atomic_added;
+	/* UC and UD (-c), which resend nothing: what the receiver got of what
+	 * this side sent, and where the rest was lost as far as its host can
+	 * tell (its engine's counters over the run; known: the soft engine). */
+	bool unreliable;
+	bool received_known;		/* SEND: the receiver counted; WRITE: nothing to count */
+	uint64_t received_msgs, received_bytes, lost_msgs;
+	double loss_percent;
+	bool lost_where_known;
+	uint64_t rcvbuf_drops;		/* receiver: its UDP socket buffer overflowed (packets) */
+	uint64_t no_recv_drops;		/* receiver: a SEND found no receive posted */
+	uint64_t qkey_drops;		/* receiver, UD: under another Q_Key */
+	uint64_t uc_msgs_cut;		/* receiver, UC: given up at a PSN gap */
+	uint64_t host_tx_drops;		/* this side: the host refused to send (packets) */
 };
 
 struct perf_lat_result {
@@ -192,6 +211,10 @@ struct perf_lat_result {
 	const uint64_t *samples;
 	uint64_t nsamples;
 	bool samples_truncated;		/* more than PERF_MAX_SAMPLES were taken */
+	/* UC and UD: pings with no answer within lat_wait_us (not in h). */
+	bool unreliable;
+	uint64_t lost, late;		/* no answer in time; answers that came after it */
+	uint32_t wait_us;
 };
 
 #define PERF_MAX_SAMPLES (16u << 20)	/* lat -H/-U: 128 MiB of samples at most */
@@ -210,11 +233,17 @@ int perf_open(struct perf_session **out, enum perf_role role, struct perf_opts *
  * the largest message the buffers are sized for (>= o->size).
  */
 int perf_opts_check(const struct perf_opts *o, uint64_t max_size, char *err);
+/* -c with the other options: what the transport carries (part of the above). */
+int perf_conn_check(const struct perf_opts *o, char *err);
+/* "RC", "UC" or "UD". */
+const char *perf_conn_name(enum xport_qp_type t);
 void perf_close(struct perf_session *s);
 const char *perf_engine(const struct perf_session *s);
 /* The local address the soft engine bound, and the peer's, for the preamble. */
 const char *perf_local_addr(const struct perf_session *s);
 uint32_t perf_mtu(const struct perf_session *s);
+/* The QPs' transport (a server's: its client's -c). */
+enum xport_qp_type perf_connection(const struct perf_session *s);
 /* Re-arms the session for another message size (the -a sweep). */
 int perf_set_size(struct perf_session *s, uint64_t size, char *err);
 

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include "ctl.h"
 #include "perf.h"
 
 /* One end of a test: its CQ, QPs and registered buffer (a slot per QP). */
@@ -46,6 +47,10 @@ struct perf_session {
 	bool verify_failed;
 	uint64_t bad_offset;
 	int server_error;		/* a failed completion's status, 0 if none */
+	uint64_t rx_msgs, rx_bytes;	/* SEND: the receives that completed (payload bytes) */
+	uint64_t rx_last_ns;		/* when the last one did */
+	struct xport_counters rx_ctr0;	/* the engine's counters when the run began */
+	struct ctl_received peer_rx;	/* client: the server's count of the last run */
 	struct pt_state *pt;		/* a perftest peer: its protocol's state (pt_int.h) */
 	uint64_t *samples;		/* lat -H/-U (perf_lat_record) */
 	uint64_t samples_cap;
@@ -108,6 +113,11 @@ void perf_server_prepare(struct perf_session *s, struct perf_end *e);
 /* The server end's handling of one completion (SEND receives, echoes). */
 void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct xport_wc *wc);
 void perf_fill_pattern(struct perf_session *s, struct perf_end *e, size_t off);
+/* UC/UD: takes the packets still on their way after the client's "done". */
+void perf_settle(struct perf_session *s, struct perf_end *e);
+/* What this end's receives took in over the run (and its engine dropped). */
+void perf_received(struct perf_session *s, struct ctl_received *r);
+
 /* --verify: the pattern at offset off of every slot, else s->verify_failed. */
 void perf_check_pattern(struct perf_session *s, struct perf_end *e, size_t off);
 void perf_post_recvs(struct perf_session *s, struct perf_end *e);

@@ -435,6 +435,7 @@ static int check_opts(struct perf_session *s, char *err)
 			   o->bidirectional && !o->iters ? "-D with -b (perftest sends no report "
 							    "then: not yet)" :
 			   o->rdma_cm ? "-R/--rdma-cm (perftest's CM exchange is not supported)" :
+			   o->conn != XPORT_QPT_RC ? "-c UC/UD (with a perftest peer: not yet)" :
 			   NULL;
 
 	if (!what)

@@ -59,7 +59,8 @@ static int post_recv(struct perf_session *s, struct perf_end *e, unsigned q)
 	return xport_post_recv(e->qp[q], &wr, err);
 }
 
-/* Echo a latency ping back on QP q (same size, same last byte). */
+/* Echo a latency ping back on QP q (same size, same last byte; on UD
+ * from behind the GRH area the ping landed after). */
 static void echo(struct perf_session *s, struct perf_end *e, unsigned q)
 {
 	struct xport_send_wr wr = {
@@ -70,14 +71,18 @@ static void echo(struct perf_session *s, struct perf_end *e, unsigned q)
 	};
 	char err[XPORT_ERR_LEN];
 
+	if (s->o.conn == XPORT_QPT_UD && s->o.op == PERF_SEND)
+		wr.sge.addr += XPORT_GRH_LEN;
 	xport_post_send(e->qp[q], &wr, err);
 	e->echo_count++;
 }
 
-/* SEND verification: every message must carry the client's pattern. */
+/* SEND verification: every message must carry the client's pattern (on UD
+ * behind the GRH area, which is not the client's). */
 static void check_message(struct perf_session *s, struct perf_end *e, unsigned q, uint32_t len)
 {
-	const uint8_t *m = e->buf + q * e->slot + e->rx_off;
+	const uint8_t *m = e->buf + q * e->slot + e->rx_off + (s->o.conn == XPORT_QPT_UD ?
+								 XPORT_GRH_LEN : 0);
 
 	if (!s->o.verify || s->verify_failed)
 		return;
@@ -105,7 +110,16 @@ void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct 
 	}
 	if (wc->opcode != XPORT_WC_RECV)
 		return;
-	check_message(s, e, q, wc->byte_len);
+	{
+		/* The GRH area is UD's alone (rxe flags IBV_WC_GRH on UC too). */
+		uint32_t len = s->o.conn == XPORT_QPT_UD && wc->byte_len >= XPORT_GRH_LEN ?
+			       wc->byte_len - XPORT_GRH_LEN : wc->byte_len;
+
+		s->rx_msgs++;
+		s->rx_bytes += len;
+		s->rx_last_ns = perf_now_ns();
+		check_message(s, e, q, len);
+	}
 	post_recv(s, e, q);
 	if (s->o.latency)
 		echo(s, e, q);
@@ -173,6 +187,9 @@ void perf_server_prepare(struct perf_session *s, struct perf_end *e)
 	s->verify_failed = false;
 	s->bad_offset = 0;
 	s->server_error = 0;
+	s->rx_msgs = s->rx_bytes = 0;
+	s->rx_last_ns = 0;
+	xport_dev_counters(s->dev, &s->rx_ctr0);
 	e->tx_off = s->o.bidirectional ? e->half : 0;
 	e->rx_off = 0;
 	memset(e->last_tag, 0, sizeof(e->last_tag));
@@ -246,6 +263,40 @@ static bool passive_target(const struct perf_session *s)
 	       s->o.op != PERF_SEND;
 }
 
+/*
+ * UC and UD: the client's "done" can overtake its last packets (its sends
+ * complete once its host has them), so the receiver goes on taking them
+ * until none has come for PERF_SETTLE_IDLE_NS (PERF_SETTLE_MAX_NS at most).
+ */
+#define PERF_SETTLE_IDLE_NS 50000000ull
+#define PERF_SETTLE_MAX_NS 1000000000ull
+
+void perf_settle(struct perf_session *s, struct perf_end *e)
+{
+	uint64_t start = perf_now_ns(), now = start;
+
+	if (s->o.conn == XPORT_QPT_RC)
+		return;
+	while (now - start < PERF_SETTLE_MAX_NS &&
+	       now - (s->rx_last_ns > start ? s->rx_last_ns : start) < PERF_SETTLE_IDLE_NS) {
+		perf_pump_server(s, e);
+		now = perf_now_ns();
+	}
+}
+
+/* What this end received over the run, for the client's loss figures. */
+void perf_received(struct perf_session *s, struct ctl_received *r)
+{
+	struct xport_counters now, d;
+
+	xport_dev_counters(s->dev, &now);
+	xport_counters_delta(&d, &now, &s->rx_ctr0);
+	*r = (struct ctl_received){ .msgs = s->rx_msgs, .bytes = s->rx_bytes,
+				    .drops_known = !xport_self_driven(s->dev),
+				    .rcvbuf_drops = d.rcvbuf_drops, .no_recv_drops = d.no_recv_drops,
+				    .qkey_drops = d.qkey_drops, .uc_msgs_cut = d.uc_msgs_cut };
+}
+
 /* One run: start barrier, serve until the client's done barrier, report. */
 static int serve_run(struct perf_session *s, char *err)
 {
@@ -256,12 +307,15 @@ static int serve_run(struct perf_session *s, char *err)
 		return -1;
 	if (s->o.bidirectional && perf_serve_tx(s, err) < 0)
 		return -1;
-	if ((passive_target(s) ? sleep_until_peer(s, err) : perf_pump_until_peer(s, 0, err)) < 0 ||
-	    oob_barrier(&s->oob, 2, err) < 0)
+	if ((passive_target(s) ? sleep_until_peer(s, err) : perf_pump_until_peer(s, 0, err)) < 0)
+		return -1;
+	perf_settle(s, &s->a);
+	if (oob_barrier(&s->oob, 2, err) < 0)
 		return -1;
 	perf_server_check(s, &s->a);
 	v = (struct ctl_verdict){ .verified = !s->verify_failed, .bad_offset = s->bad_offset,
 				  .status = s->server_error };
+	perf_received(s, &v.received);
 	return ctl_send(&s->oob, OOB_RESULT, ctl_verdict_json(&v), err);
 }
 

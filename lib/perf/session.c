@@ -51,12 +51,12 @@ int perf_end_open(struct perf_session *s, struct perf_end *e, char *err)
 		.max_send_wr = o->tx_depth + 8, .max_recv_wr = o->rx_depth + 8, .mtu = o->mtu,
 		.max_rd_atomic = (uint8_t)(o->outs ? o->outs : 16), .timeout = o->qp_timeout,
 		.retry_cnt = o->retry_cnt, .rnr_retry = o->rnr_retry, .min_rnr_timer = 1,
-		.tos = o->tos, .max_inline_data = o->inline_size,
+		.tos = o->tos, .max_inline_data = o->inline_size, .type = o->conn,
 	};
 
-	/* Two halves per QP: what this side sends (and receives SENDs into),
-	 * and where a latency echo lands. */
-	e->half = slot_len(s->max_size);
+	/* Two halves per QP: what this side sends (and receives SENDs into,
+	 * behind the GRH area on UD), and where a latency echo lands. */
+	e->half = slot_len(s->max_size + (o->conn == XPORT_QPT_UD ? XPORT_GRH_LEN : 0));
 	e->slot = 2 * e->half;
 	e->buf_len = e->slot * o->qps;
 	if (posix_memalign((void **)&e->buf, 4096, e->buf_len)) {
@@ -229,6 +229,12 @@ static int adopt_params(struct perf_session *s, const char *text, char *err)
 	if ((o->explicit_set & PERF_SET_RDMA_CM) && !t.rdma_cm) {
 		snprintf(err, XPORT_ERR_LEN, "this server was started with -R/--rdma-cm, the client "
 			 "without: give -R to the client (the server follows it)");
+		return -1;
+	}
+	if ((o->explicit_set & PERF_SET_CONN) && o->conn != t.conn) {
+		snprintf(err, XPORT_ERR_LEN, "the client asked for -c %s, this server was started "
+			 "with -c %s: give it on one side only, or the same on both",
+			 perf_conn_name(t.conn), perf_conn_name(o->conn));
 		return -1;
 	}
 	if ((o->explicit_set & PERF_SET_BIDIR) && !t.bidirectional) {
@@ -588,6 +594,11 @@ const char *perf_local_addr(const struct perf_session *s)
 uint32_t perf_mtu(const struct perf_session *s)
 {
 	return s->eff_mtu;
+}
+
+enum xport_qp_type perf_connection(const struct perf_session *s)
+{
+	return s->o.conn;
 }
 
 int perf_set_size(struct perf_session *s, uint64_t size, char *err)

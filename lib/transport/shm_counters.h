@@ -27,7 +27,8 @@
 #include "transport.h"
 
 #define SHM_COUNTERS_MAGIC 0x48534B52u	/* "RKSH" */
-#define SHM_COUNTERS_VERSION 4	/* 2: cnps_handled; 3: rcvbuf_drops; 4: wrong_peer_drops */
+#define SHM_COUNTERS_VERSION 5	/* 2: cnps_handled; 3: rcvbuf_drops; 4: wrong_peer_drops;
+				 * 5: no_recv_drops, qkey_drops, uc_msgs_cut, tx_drops */
 #define SHM_MAX_QPS 1024
 #define SHM_PREFIX "rdmakit-"
 

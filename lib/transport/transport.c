@@ -318,6 +318,7 @@ static const struct {
 	F(rnr_naks_rx), F(rnr_naks_tx), F(naks_rx), F(naks_tx), F(seq_naks_rx), F(seq_naks_tx),
 	F(duplicates), F(out_of_sequence), F(icrc_errors), F(drops), F(rcvbuf_drops),
 	F(wrong_peer_drops), F(cnps_tx), F(cnps_rx), F(cnps_handled), F(ce_rx),
+	F(no_recv_drops), F(qkey_drops), F(uc_msgs_cut), F(tx_drops),
 #undef F
 };
 

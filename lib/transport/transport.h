@@ -99,11 +99,28 @@ struct xport_wc {
 	uint64_t wr_id;
 	enum xport_wc_status status;
 	enum xport_wc_opcode opcode;
-	uint32_t byte_len;
+	uint32_t byte_len;		/* UD receives: the 40-byte GRH area included */
 	uint32_t imm;
 	bool has_imm;
 	uint32_t qp_num;
+	bool grh;			/* UD receive: the buffer starts with the GRH area
+					 * (IBV_WC_GRH; always so on RoCE; rxe sets it on
+					 * UC receives too, where it means nothing) */
+	uint32_t src_qp;		/* UD receive: the sender's QPN (from its DETH) */
 };
+
+/* UD receive buffers begin with this much room for the GRH, as verbs has it. */
+#define XPORT_GRH_LEN 40
+
+/* The transport service of a QP (perftest's -c). */
+enum xport_qp_type {
+	XPORT_QPT_RC,	/* reliable connected */
+	XPORT_QPT_UC,	/* unreliable connected: no ACKs, a gap loses the message */
+	XPORT_QPT_UD,	/* unreliable datagram: one packet per message, Q_Key checked */
+};
+
+/* perftest's Q_Key for UD (and what a UD QP uses unless told otherwise). */
+#define XPORT_DEFAULT_QKEY 0x11111111u
 
 struct xport_mr {
 	void *addr;
@@ -136,6 +153,11 @@ struct xport_qp_attr {
 	uint8_t min_rnr_timer;		/* RNR NAK timer code we send (IBTA table) */
 	uint8_t tos;			/* DSCP<<2; ECN bits are the engine's */
 	uint32_t max_inline_data;	/* largest inline payload posted (0: none) */
+	enum xport_qp_type type;	/* RC unless set */
+	uint32_t qkey;			/* UD: the Q_Key it accepts and its sends carry
+					 * (0: XPORT_DEFAULT_QKEY) */
+	uint8_t sl;			/* verbs: the service level of the path (-S) */
+	uint32_t flow_label;		/* verbs: the GRH flow label (--flow_label) */
 };
 
 /*
@@ -185,6 +207,12 @@ struct xport_counters {
 					 * address or not under its P_Key */
 	uint64_t cnps_tx, cnps_rx, ce_rx;
 	uint64_t cnps_handled;		/* CNPs that cut the rate (mlx5: rp_cnp_handled) */
+	/* UC and UD, which nothing retransmits: what the receiver dropped. */
+	uint64_t no_recv_drops;		/* a SEND with no receive posted (RC: an RNR NAK) */
+	uint64_t qkey_drops;		/* UD: a datagram under another Q_Key */
+	uint64_t uc_msgs_cut;		/* UC: messages abandoned at a PSN gap */
+	uint64_t tx_drops;		/* packets the host refused to send (its socket
+					 * buffer full): lost before the wire */
 };
 
 /* The counters by name, in a fixed order: i < xport_counter_count(). */
@@ -222,7 +250,9 @@ struct xport_qp *xport_create_qp(struct xport_dev *d, struct xport_cq *send_cq,
 void xport_destroy_qp(struct xport_dev *d, struct xport_qp *qp);
 /* This side's half of the connection info, to send to the peer. */
 void xport_qp_info(struct xport_qp *qp, struct xport_qp_info *info);
-/* Moves the QP to RTS with the peer's info. */
+/* Moves the QP to RTS with the peer's info.  UD: the peer becomes the
+ * destination of its sends (perftest's one address handle per QP); it
+ * receives from anyone who knows its QPN and Q_Key. */
 int xport_connect(struct xport_qp *qp, const struct xport_qp_info *peer, char *err);
 
 /*

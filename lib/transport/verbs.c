@@ -222,13 +222,20 @@ static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport
 			 .max_recv_wr = a->max_recv_wr ? a->max_recv_wr : 128,
 			 .max_send_sge = 1, .max_recv_sge = 1,
 			 .max_inline_data = a->max_inline_data },
-		.qp_type = IBV_QPT_RC,
+		.qp_type = a->type == XPORT_QPT_UD ? IBV_QPT_UD :
+			   a->type == XPORT_QPT_UC ? IBV_QPT_UC : IBV_QPT_RC,
 	};
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		.qp_access_flags = a->type == XPORT_QPT_UC ? IBV_ACCESS_REMOTE_WRITE :
+				   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_ATOMIC,
+		.qkey = a->qkey ? a->qkey : XPORT_DEFAULT_QKEY,
 	};
+	/* UD has a Q_Key where the connected services have access flags. */
+	int init_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			(a->type == XPORT_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
+	static const char *const names[] = { "an RC", "a UC", "a UD" };
 
 	if (!q) {
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
@@ -252,13 +259,14 @@ static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport
 		return NULL;
 	}
 	if (!q->qp) {
-		snprintf(err, XPORT_ERR_LEN, "cannot create an RC QP on %s: %s (queue depths above "
-			 "the device's limits?)", d->name, strerror(errno));
+		snprintf(err, XPORT_ERR_LEN, "cannot create %s QP on %s: %s (%s)", names[a->type],
+			 d->name, strerror(errno), a->type == XPORT_QPT_UC ?
+			 "not every RDMA device has UC: irdma and bnxt_re have none; use -c RC or UD" :
+			 "queue depths above the device's limits?");
 		verbs_qp_free(q);
 		return NULL;
 	}
-	if (ibv_modify_qp(q->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS)) {
+	if (ibv_modify_qp(q->qp, &attr, init_mask)) {
 		snprintf(err, XPORT_ERR_LEN, "cannot move the QP to INIT on %s port %u: %s",
 			 d->name, d->port, strerror(errno));
 		ibv_destroy_qp(q->qp);
@@ -284,6 +292,8 @@ static void verbs_destroy_qp(void *qp)
 		return;
 	verbs_cm_release(q);
 	ibv_destroy_qp(q->qp);
+	if (q->ah)
+		ibv_destroy_ah(q->ah);
 	verbs_qp_free(q);
 }
 
@@ -324,6 +334,43 @@ enum ibv_mtu verbs_mtu_enum(uint32_t bytes)
 	}
 }
 
+/*
+ * UC: RTR with the path and the peer's QPN and PSN, RTS with ours; no
+ * timers, retries or READ credits.  UD: RTR and RTS carry no peer at all;
+ * its sends go through an address handle built from the same path.
+ */
+static int connect_unreliable(struct verbs_qp *q, struct ibv_qp_attr *rtr,
+			      struct ibv_qp_attr *rts, char *err)
+{
+	struct verbs_dev *d = q->dev;
+	bool ud = q->attr.type == XPORT_QPT_UD;
+	int rtr_mask = ud ? IBV_QP_STATE : IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+
+	if (ibv_modify_qp(q->qp, rtr, rtr_mask)) {
+		snprintf(err, XPORT_ERR_LEN, "cannot move the %s QP to RTR on %s: %s (the GIDs must "
+			 "be of the same type, -x picks ours)", ud ? "UD" : "UC", d->name,
+			 strerror(errno));
+		return -1;
+	}
+	if (ibv_modify_qp(q->qp, rts, IBV_QP_STATE | IBV_QP_SQ_PSN)) {
+		snprintf(err, XPORT_ERR_LEN, "cannot move the %s QP to RTS on %s: %s", ud ? "UD" : "UC",
+			 d->name, strerror(errno));
+		return -1;
+	}
+	if (!ud)
+		return 0;
+	q->remote_qpn = rtr->dest_qp_num;
+	q->ah = ibv_create_ah(d->pd, &rtr->ah_attr);
+	if (!q->ah) {
+		snprintf(err, XPORT_ERR_LEN, "cannot create an address handle on %s toward the "
+			 "peer: %s (the GIDs must be of the same type, -x picks ours)", d->name,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int verbs_connect(void *qp, const struct xport_qp_info *peer, char *err)
 {
 	struct verbs_qp *q = qp;
@@ -336,7 +383,7 @@ static int verbs_connect(void *qp, const struct xport_qp_info *peer, char *err)
 		.rq_psn = peer->psn, .max_dest_rd_atomic = q->attr.max_rd_atomic ?
 							   q->attr.max_rd_atomic : 16,
 		.min_rnr_timer = q->attr.min_rnr_timer ? q->attr.min_rnr_timer : 12,
-		.ah_attr = { .dlid = peer->lid, .sl = 0, .port_num = d->port },
+		.ah_attr = { .dlid = peer->lid, .sl = q->attr.sl, .port_num = d->port },
 	};
 	struct ibv_qp_attr rts = {
 		.qp_state = IBV_QPS_RTS, .timeout = q->attr.timeout ? q->attr.timeout : 14,
@@ -362,7 +409,10 @@ static int verbs_connect(void *qp, const struct xport_qp_info *peer, char *err)
 		rtr.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
 		rtr.ah_attr.grh.hop_limit = 64;
 		rtr.ah_attr.grh.traffic_class = q->attr.tos;
+		rtr.ah_attr.grh.flow_label = q->attr.flow_label;
 	}
+	if (q->attr.type != XPORT_QPT_RC)
+		return connect_unreliable(q, &rtr, &rts, err);
 	if (ibv_modify_qp(q->qp, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 			  IBV_QP_MIN_RNR_TIMER)) {
@@ -395,7 +445,8 @@ static enum ibv_wr_opcode wr_opcode(enum xport_wr_opcode op)
 	}
 }
 
-static void to_ibv_wr(const struct xport_send_wr *w, struct ibv_send_wr *wr, struct ibv_sge *sge)
+static void to_ibv_wr(const struct verbs_qp *q, const struct xport_send_wr *w,
+		      struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
 	*sge = (struct ibv_sge){ w->sge.addr, w->sge.length, w->sge.lkey };
 	*wr = (struct ibv_send_wr){
@@ -409,6 +460,10 @@ static void to_ibv_wr(const struct xport_send_wr *w, struct ibv_send_wr *wr, str
 		wr->wr.atomic.rkey = w->rkey;
 		wr->wr.atomic.compare_add = w->compare_add;
 		wr->wr.atomic.swap = w->swap;
+	} else if (q->attr.type == XPORT_QPT_UD) {
+		wr->wr.ud.ah = q->ah;
+		wr->wr.ud.remote_qpn = q->remote_qpn;
+		wr->wr.ud.remote_qkey = q->attr.qkey ? q->attr.qkey : XPORT_DEFAULT_QKEY;
 	} else {
 		wr->wr.rdma.remote_addr = w->remote_addr;
 		wr->wr.rdma.rkey = w->rkey;
@@ -431,7 +486,7 @@ static int verbs_post_send(void *qp, const struct xport_send_wr *w, unsigned *po
 				*posted = 0;
 			return -1;
 		}
-		to_ibv_wr(x, &q->list[n], &q->list_sge[n]);
+		to_ibv_wr(q, x, &q->list[n], &q->list_sge[n]);
 		q->list[n].next = x->next ? &q->list[n + 1] : NULL;
 	}
 	rc = n ? ibv_post_send(q->qp, q->list, &bad) : 0;
@@ -484,7 +539,8 @@ static int verbs_poll_cq(void *cq, struct xport_wc *out, int n)
 			.wr_id = wc[i].wr_id, .status = (enum xport_wc_status)wc[i].status,
 			.opcode = wc_opcode(wc[i].opcode), .byte_len = wc[i].byte_len,
 			.imm = ntohl(wc[i].imm_data), .has_imm = wc[i].wc_flags & IBV_WC_WITH_IMM,
-			.qp_num = wc[i].qp_num,
+			.qp_num = wc[i].qp_num, .grh = wc[i].wc_flags & IBV_WC_GRH,
+			.src_qp = wc[i].src_qp,
 		};
 	}
 	return got;

@@ -30,6 +30,9 @@ struct verbs_qp {
 	struct ibv_qp *qp;
 	struct xport_qp_attr attr;
 	uint32_t psn;
+	/* UD: where its sends go (the peer given to connect). */
+	struct ibv_ah *ah;
+	uint32_t remote_qpn;
 	/* A posted list in verbs' form: one entry per send-queue slot. */
 	struct ibv_send_wr *list;
 	struct ibv_sge *list_sge;

@@ -379,6 +379,12 @@ size_t wire_put_transport(uint8_t *buf, size_t cap, const struct wire_pkt *p);
 size_t wire_build(uint8_t *buf, size_t cap, struct wire_pkt *p,
 		  const uint8_t *payload, size_t len);
 
+/* The IP header of a RoCEv2 packet (UDP inside), at h: IPv4 with its
+ * checksum for a total length, or IPv6 for a payload length (a zero TTL
+ * or hop limit becomes 64).  UD receives carry one in their GRH area. */
+void wire_put_ipv4(uint8_t *h, const struct wire_ipv4 *ip, uint16_t total);
+void wire_put_ipv6(uint8_t *h, const struct wire_ipv6 *ip, uint16_t paylen);
+
 /* Internet checksum of an IPv4 header (the csum field included as is). */
 uint16_t wire_ipv4_csum(const uint8_t *hdr, size_t len);
 

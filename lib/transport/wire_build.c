@@ -115,7 +115,7 @@ static void put_ipv6_like(uint8_t *h, uint8_t ver, uint8_t tclass, uint32_t flow
 	memcpy(h + 24, dst, 16);
 }
 
-static void put_ipv4(uint8_t *h, const struct wire_ipv4 *ip, uint16_t total)
+void wire_put_ipv4(uint8_t *h, const struct wire_ipv4 *ip, uint16_t total)
 {
 	h[0] = 0x45;
 	h[1] = (uint8_t)(ip->dscp << 2 | (ip->ecn & 3));
@@ -128,6 +128,12 @@ static void put_ipv4(uint8_t *h, const struct wire_ipv4 *ip, uint16_t total)
 	memcpy(h + 12, ip->src, 4);
 	memcpy(h + 16, ip->dst, 4);
 	wire_put16(h + 10, wire_ipv4_csum(h, WIRE_IPV4_LEN));
+}
+
+void wire_put_ipv6(uint8_t *h, const struct wire_ipv6 *ip, uint16_t paylen)
+{
+	put_ipv6_like(h, 6, (uint8_t)(ip->dscp << 2 | ip->ecn), ip->flow_label, paylen, 17,
+		      ip->hop_limit ? ip->hop_limit : DEFAULT_TTL, ip->src, ip->dst);
 }
 
 /* Bytes in front of the BTH for this encapsulation. */
@@ -162,14 +168,11 @@ static void put_outer(uint8_t *buf, struct wire_pkt *p, size_t tail)
 			off = put_eth(buf, p, v6 ? ETHERTYPE_IPV6 : ETHERTYPE_IPV4);
 		p->icrc_start = off;
 		if (v6) {
-			put_ipv6_like(buf + off, 6, (uint8_t)(p->ip6.dscp << 2 | p->ip6.ecn),
-				      p->ip6.flow_label, (uint16_t)udp_len, 17,
-				      p->ip6.hop_limit ? p->ip6.hop_limit : DEFAULT_TTL,
-				      p->ip6.src, p->ip6.dst);
+			wire_put_ipv6(buf + off, &p->ip6, (uint16_t)udp_len);
 			off += WIRE_IPV6_LEN;
 		} else {
 			p->ip4.ihl = WIRE_IPV4_LEN;
-			put_ipv4(buf + off, &p->ip4, (uint16_t)(WIRE_IPV4_LEN + udp_len));
+			wire_put_ipv4(buf + off, &p->ip4, (uint16_t)(WIRE_IPV4_LEN + udp_len));
 			off += WIRE_IPV4_LEN;
 		}
 		wire_put16(buf + off, p->udp.sport);

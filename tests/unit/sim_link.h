@@ -40,6 +40,8 @@ struct sim_wire {
 	bool cut;			/* the cable is pulled */
 	int drop_after;			/* > 0: the packet sent after this many more is lost */
 	uint64_t delivered, dropped, duplicated, reordered;
+	uint32_t *drop_log;		/* when set: the BTH PSNs of dropped packets */
+	int drop_log_cap, drop_log_len;
 	/* batching: sends leave as the UDP link sends them (soft_plan_send),
 	 * and receives take GRO runs as recvmmsg does; the calls are counted
 	 * (no impairments then). */
@@ -152,6 +154,8 @@ static __attribute__((unused)) int sim_send(struct soft_link *l, struct soft_pkt
 		if (w->cut || (int)(sim_rand(w) % 100) < w->drop_pct ||
 		    (w->drop_after > 0 && --w->drop_after == 0)) {
 			w->dropped++;
+			if (w->drop_log && w->drop_log_len < w->drop_log_cap)
+				w->drop_log[w->drop_log_len++] = wire_get24(pkts[i].buf + 9);
 			continue;
 		}
 		if (w->len[to] == w->cap) {

@@ -49,29 +49,43 @@ static __attribute__((unused)) void side_open(struct pair *pr, int i, size_t len
 	soft_engine_ops.reg_mr(s->dev, &s->mr, err);
 }
 
-static __attribute__((unused)) void pair_open_inline(struct pair *pr, size_t len, uint64_t seed, int drop, int dup,
-			     int reorder, uint32_t psn0, uint32_t max_inline)
+/* The pair's QP attributes: tests change a field or two. */
+static __attribute__((unused)) struct xport_qp_attr pair_attr(void)
 {
-	struct xport_qp_attr a = { .max_send_wr = 256, .max_recv_wr = 256, .mtu = 1024,
-				   .timeout = 8, .retry_cnt = 7, .rnr_retry = 7,
-				   .min_rnr_timer = 1, .max_rd_atomic = 16,
-				   .max_inline_data = max_inline };
+	return (struct xport_qp_attr){ .max_send_wr = 256, .max_recv_wr = 256, .mtu = 1024,
+				       .timeout = 8, .retry_cnt = 7, .rnr_retry = 7,
+				       .min_rnr_timer = 1, .max_rd_atomic = 16 };
+}
+
+/* A connected pair with QP attributes a, both starting at PSN psn0. */
+static __attribute__((unused)) void pair_open_attr(struct pair *pr, size_t len, uint64_t seed,
+						   const struct xport_qp_attr *a, uint32_t psn0)
+{
 	struct xport_qp_info info[2];
 	char err[XPORT_ERR_LEN];
 
 	memset(pr, 0, sizeof(*pr));
 	sim_wire_init(&pr->wire, SIM_QUEUE, seed);
-	pr->wire.drop_pct = drop;
-	pr->wire.dup_pct = dup;
-	pr->wire.reorder_pct = reorder;
 	for (int i = 0; i < 2; i++) {
-		side_open(pr, i, len, &a);
+		side_open(pr, i, len, a);
 		pr->s[i].qp->next_psn = pr->s[i].qp->una = psn0;	/* exercise wrap */
 	}
 	for (int i = 0; i < 2; i++)
 		soft_engine_ops.qp_info(pr->s[i].qp, &info[i]);
 	for (int i = 0; i < 2; i++)
 		soft_engine_ops.connect(pr->s[i].qp, &info[!i], err);
+}
+
+static __attribute__((unused)) void pair_open_inline(struct pair *pr, size_t len, uint64_t seed, int drop, int dup,
+			     int reorder, uint32_t psn0, uint32_t max_inline)
+{
+	struct xport_qp_attr a = pair_attr();
+
+	a.max_inline_data = max_inline;
+	pair_open_attr(pr, len, seed, &a, psn0);
+	pr->wire.drop_pct = drop;
+	pr->wire.dup_pct = dup;
+	pr->wire.reorder_pct = reorder;
 }
 
 static __attribute__((unused)) void pair_open(struct pair *pr, size_t len, uint64_t seed, int drop, int dup, int reorder,

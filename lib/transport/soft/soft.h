@@ -72,8 +72,11 @@ struct soft_pkt {
 	size_t len;
 	struct soft_addr src, dst;
 	uint8_t ecn;			/* as sent, or as received */
+	uint8_t tos, ttl;		/* rx: the IP header's (UD's GRH), when the link says */
+	uint32_t flow_label;		/* rx, IPv6: the header's flow label */
 	uint16_t ip_id;			/* tx: IPv4 ID the ICRC was computed with;
-					 * rx: the ID to try first (GRO segment k) */
+					 * rx: the ID to try first (GRO segment k),
+					 * and once the ICRC held, the ID it held with */
 	int qp_slot;			/* tx: the sending QP (its source port) */
 };
 
@@ -367,6 +370,66 @@ void soft_req_timers(struct soft_qp *qp);
 uint64_t soft_req_next_event_ns(struct soft_qp *qp);
 void soft_req_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf);
 void soft_req_flush(struct soft_qp *qp, enum xport_wc_status first_status);
+
+/* SEND and WRITE opcodes, as RC spells them (UC's less 0x20). */
+static inline bool soft_op_is_send(uint8_t op)
+{
+	return op <= OP_RC_SEND_ONLY_IMM || op == OP_RC_SEND_LAST_INV || op == OP_RC_SEND_ONLY_INV;
+}
+
+static inline bool soft_op_is_write(uint8_t op)
+{
+	return op >= OP_RC_WRITE_FIRST && op <= OP_RC_WRITE_ONLY_IMM;
+}
+
+static inline bool soft_op_starts(uint8_t op)
+{
+	return op == OP_RC_SEND_FIRST || op == OP_RC_SEND_ONLY || op == OP_RC_SEND_ONLY_IMM ||
+	       op == OP_RC_SEND_ONLY_INV || op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY ||
+	       op == OP_RC_WRITE_ONLY_IMM;
+}
+
+static inline bool soft_op_ends(uint8_t op)
+{
+	return op != OP_RC_SEND_FIRST && op != OP_RC_SEND_MIDDLE && op != OP_RC_WRITE_FIRST &&
+	       op != OP_RC_WRITE_MIDDLE;
+}
+
+static inline bool soft_op_has_imm(uint8_t op)
+{
+	return op == OP_RC_SEND_LAST_IMM || op == OP_RC_SEND_ONLY_IMM ||
+	       op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM;
+}
+
+#define SOFT_MAX_MESSAGE (1u << 31)	/* IBTA: the longest message, in bytes */
+
+/* soft_place.c: SEND and WRITE payloads into place, for RC and UC. */
+enum soft_place {
+	SOFT_PLACED,		/* the packet's bytes are in place */
+	SOFT_NO_RECV,		/* a SEND or WRITE with immediate found no receive posted */
+	SOFT_LEN_ERR,		/* more than the receive holds: it completed in error */
+	SOFT_PROT_ERR,		/* the receive's region is gone: it completed in error */
+	SOFT_ACCESS_ERR,	/* a WRITE outside a region, or a wrong rkey or access */
+	SOFT_INVALID,		/* lengths the IBTA rules out */
+};
+
+/* Whether a request may come now: inside a SEND or WRITE only its next
+ * packet, else anything but a MIDDLE or LAST; at most the path MTU, a
+ * FIRST or MIDDLE exactly that. */
+bool soft_op_in_order(const struct soft_qp *qp, uint8_t op, const struct wire_pkt *p);
+struct soft_rwqe *soft_rq_head(struct soft_qp *qp);
+/* Completes the receive at the head with wc (its wr_id and QPN filled in). */
+void soft_complete_recv(struct soft_qp *qp, const struct xport_wc *wc);
+enum soft_place soft_place_send(struct soft_qp *qp, uint8_t op, const struct wire_pkt *p,
+				const uint8_t *buf);
+enum soft_place soft_place_write(struct soft_qp *qp, uint8_t op, const struct wire_pkt *p,
+				 const uint8_t *buf);
+
+/* soft_uc.c: the UC responder. */
+void soft_uc_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf);
+
+/* soft_ud.c: UD receives. */
+void soft_ud_rx(struct soft_qp *qp, const struct wire_pkt *p, const struct soft_pkt *pk);
 
 /* soft_resp.c: the responder. */
 void soft_resp_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf);

@@ -111,6 +111,16 @@ static void send_cnp(struct soft_qp *qp)
 	qp->dev->ctr.cnps_tx++;
 }
 
+/* A QP takes its own transport's packets, and CNPs on a connection. */
+static bool takes_transport(const struct soft_qp *qp, uint8_t transport)
+{
+	switch (qp->attr.type) {
+	case XPORT_QPT_UC: return transport == WIRE_TR_UC || transport == WIRE_TR_CNP;
+	case XPORT_QPT_UD: return transport == WIRE_TR_UD;
+	default: return transport == WIRE_TR_RC || transport == WIRE_TR_CNP;
+	}
+}
+
 static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 {
 	struct wire_pkt p;
@@ -119,8 +129,7 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 
 	d->ctr.rx_packets++;
 	d->ctr.rx_bytes += pk->len;
-	if (wire_decode_bth(&p, pk->buf, pk->len) != WIRE_OK || !p.op ||
-	    p.op->transport == WIRE_TR_UD) {
+	if (wire_decode_bth(&p, pk->buf, pk->len) != WIRE_OK || !p.op) {
 		d->ctr.drops++;
 		return;
 	}
@@ -128,7 +137,7 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	qp = d->qps[slot];
 	/* The QP first, as rxe: its peer's IPv4 IDs help check the ICRC. */
 	if (!qp || qp->qpn != p.bth.dqpn || qp->state == SOFT_QP_RESET ||
-	    (p.op->transport != WIRE_TR_RC && p.op->transport != WIRE_TR_CNP)) {
+	    !takes_transport(qp, p.op->transport)) {
 		/* A corrupted QPN is corruption, not a stray packet. */
 		if (!soft_rx_icrc_ok(d, NULL, pk))
 			d->ctr.icrc_errors++;
@@ -136,10 +145,12 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 			d->ctr.drops++;
 		return;
 	}
-	/* RC is a connection: only its peer's address may speak on it (not
-	 * its UDP source port, which carries entropy), under its P_Key. */
-	if ((pk->src.v6 != qp->peer.v6 || memcmp(pk->src.ip, qp->peer.ip, 16) != 0 ||
-	     (p.bth.pkey & 0x7FFF) != (WIRE_DEFAULT_PKEY & 0x7FFF))) {
+	/* RC and UC are connections: only the peer's address may speak on
+	 * one (not its UDP source port, which carries entropy), under its
+	 * P_Key.  UD takes anyone's datagram under its P_Key and Q_Key. */
+	if ((qp->attr.type != XPORT_QPT_UD &&
+	     (pk->src.v6 != qp->peer.v6 || memcmp(pk->src.ip, qp->peer.ip, 16) != 0)) ||
+	    (p.bth.pkey & 0x7FFF) != (WIRE_DEFAULT_PKEY & 0x7FFF)) {
 		if (!soft_rx_icrc_ok(d, NULL, pk)) {
 			d->ctr.icrc_errors++;
 			return;
@@ -149,8 +160,8 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 		return;
 	}
 	/* Only then the ICRC with the IDs expected: a stranger's packets
-	 * must not move them. */
-	if (!soft_rx_icrc_ok(d, &qp->rx_ids, pk)) {
+	 * must not move them (UD's senders are anyone: their hosts' IDs). */
+	if (!soft_rx_icrc_ok(d, qp->attr.type == XPORT_QPT_UD ? NULL : &qp->rx_ids, pk)) {
 		d->ctr.icrc_errors++;
 		return;
 	}
@@ -159,7 +170,11 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	if (pk->ecn == WIRE_CE) {
 		qp->ctr.ce_rx++;
 		d->ctr.ce_rx++;
-		send_cnp(qp);
+		/* A CNP goes to the sender's QP: on UD only when that is the
+		 * destination this QP sends to (it has no address for others). */
+		if (qp->attr.type != XPORT_QPT_UD ||
+		    (p.deth.srcqp == qp->peer_qpn && memcmp(pk->src.ip, qp->peer.ip, 16) == 0))
+			send_cnp(qp);
 	}
 	if (p.bth.opcode == OP_CNP) {
 		qp->ctr.cnps_rx++;
@@ -170,7 +185,11 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 		}
 		return;
 	}
-	if (flow_is_response_op(p.bth.opcode))
+	if (qp->attr.type == XPORT_QPT_UD)
+		soft_ud_rx(qp, &p, pk);
+	else if (qp->attr.type == XPORT_QPT_UC)
+		soft_uc_rx(qp, &p, pk->buf);
+	else if (flow_is_response_op(p.bth.opcode))
 		soft_req_rx(qp, &p, pk->buf);
 	else
 		soft_resp_rx(qp, &p, pk->buf);

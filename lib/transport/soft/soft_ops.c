@@ -138,6 +138,8 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 		qp->attr.timeout = DEFAULT_TIMEOUT;
 	if (!qp->attr.max_rd_atomic)
 		qp->attr.max_rd_atomic = 16;
+	if (!qp->attr.qkey)
+		qp->attr.qkey = XPORT_DEFAULT_QKEY;
 	/* What the responder advertises it can hold, with room beside the
 	 * READs for the replies that wait behind them (soft_resp.c defer()). */
 	if (qp->attr.max_rd_atomic > SOFT_READ_JOBS - 8)
@@ -272,6 +274,15 @@ static int post_inline(struct soft_qp *qp, const struct xport_send_wr *wr, char 
 	return 0;
 }
 
+/* What each transport service can send (IBTA 9.2, Table 38). */
+static bool transport_carries(enum xport_qp_type t, enum xport_wr_opcode op)
+{
+	bool send = op == XPORT_WR_SEND || op == XPORT_WR_SEND_WITH_IMM;
+	bool write = op == XPORT_WR_RDMA_WRITE || op == XPORT_WR_RDMA_WRITE_WITH_IMM;
+
+	return t == XPORT_QPT_UD ? send : t == XPORT_QPT_UC ? send || write : true;
+}
+
 static int post_one(struct soft_qp *qp, const struct xport_send_wr *wr, char *err)
 {
 	struct soft_swqe *w;
@@ -296,6 +307,12 @@ static int post_one(struct soft_qp *qp, const struct xport_send_wr *wr, char *er
 	if (wr->sge.length / qp->pmtu >= 1u << 22) {
 		snprintf(err, XPORT_ERR_LEN, "a work request of %u bytes is over 2^22 packets at "
 			 "MTU %u: use a larger MTU or a smaller message", wr->sge.length, qp->pmtu);
+		return -1;
+	}
+	if (!transport_carries(qp->attr.type, wr->opcode)) {
+		snprintf(err, XPORT_ERR_LEN, "%s", qp->attr.type == XPORT_QPT_UD ?
+			 "a UD QP posts SEND and SEND with immediate only" :
+			 "a UC QP posts SEND and RDMA WRITE (with or without immediate) only");
 		return -1;
 	}
 	if ((wr->opcode == XPORT_WR_ATOMIC_CMP_AND_SWP ||

@@ -30,8 +30,17 @@ static bool is_atomic(enum xport_wr_opcode op)
 	return op == XPORT_WR_ATOMIC_CMP_AND_SWP || op == XPORT_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+static bool reliable(const struct soft_qp *qp)
+{
+	return qp->attr.type == XPORT_QPT_RC;
+}
+
 static uint32_t packets_for(const struct soft_qp *qp, const struct xport_send_wr *wr)
 {
+	/* A UD message over the path MTU goes nowhere and succeeds (IBTA
+	 * C10-93.1.1; rxe completes it too). */
+	if (qp->attr.type == XPORT_QPT_UD)
+		return wr->sge.length <= qp->pmtu;
 	if (is_atomic(wr->opcode) || !wr->sge.length)
 		return 1;
 	return (wr->sge.length + qp->pmtu - 1) / qp->pmtu;
@@ -487,6 +496,20 @@ static uint8_t req_opcode(enum xport_wr_opcode op, uint32_t i, uint32_t n)
 	return (uint8_t)(first + 2 + (imm ? 1 : 0));	/* LAST(_IMM) */
 }
 
+/* An RC opcode as the QP's transport spells it: UC's are RC's plus 0x20
+ * (the same layouts); UD has SEND Only (with immediate) alone. */
+static uint8_t on_transport(const struct soft_qp *qp, uint8_t rc_op)
+{
+	switch (qp->attr.type) {
+	case XPORT_QPT_UC:
+		return (uint8_t)(rc_op | 0x20);
+	case XPORT_QPT_UD:
+		return rc_op == OP_RC_SEND_ONLY_IMM ? OP_UD_SEND_ONLY_IMM : OP_UD_SEND_ONLY;
+	default:
+		return rc_op;
+	}
+}
+
 /* Builds and queues packet cur_pkt of WQE w. */
 static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 {
@@ -525,14 +548,16 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 			fail_local(qp, w, XPORT_WC_LOC_PROT_ERR);
 			return;
 		}
-		soft_bth(qp, &p, req_opcode(wr->opcode, i, w->npkts), psn);
+		soft_bth(qp, &p, on_transport(qp, req_opcode(wr->opcode, i, w->npkts)), psn);
 		p.reth.va = wr->remote_addr;
 		p.reth.rkey = wr->rkey;
 		p.reth.dmalen = wr->sge.length;
 		p.immdt = wr->imm;
+		p.deth.qkey = qp->attr.qkey;
+		p.deth.srcqp = qp->qpn;
 		p.bth.se = i == w->npkts - 1 && (wr->opcode == XPORT_WR_SEND ||
 						 wr->opcode == XPORT_WR_SEND_WITH_IMM);
-		p.bth.ackreq = i == w->npkts - 1 || psn % ack_every(qp) == 0;
+		p.bth.ackreq = reliable(qp) && (i == w->npkts - 1 || psn % ack_every(qp) == 0);
 	}
 	if (wire_psn_diff(psn, qp->max_sent_psn) <= 0 && qp->sent_any) {
 		SOFT_COUNT(qp, retransmits);
@@ -542,8 +567,23 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 	}
 	soft_tx_commit(qp, slot, &p, data, len, WIRE_ECT0);
 	soft_dcqcn_sent(&qp->cc, len + WIRE_BTH_LEN + WIRE_ICRC_LEN);
-	if (!qp->deadline_ns)
+	if (!qp->deadline_ns && reliable(qp))
 		qp->deadline_ns = qp->dev->now_ns + timeout_ns(qp);
+}
+
+/* UC and UD: a message is done once its last packet is handed to the host
+ * (nothing will be resent); the window does not apply, nothing is in
+ * flight for it (una follows next_psn). */
+static void sent_unreliable(struct soft_qp *qp, struct soft_swqe *w)
+{
+	qp->una = qp->next_psn;
+	if (qp->cur_pkt < w->npkts)
+		return;
+	w->done = true;
+	w->status = XPORT_WC_SUCCESS;
+	qp->sq_cur++;
+	qp->cur_pkt = 0;
+	complete_in_order(qp);
 }
 
 void soft_req_transmit(struct soft_qp *qp)
@@ -561,7 +601,8 @@ void soft_req_transmit(struct soft_qp *qp)
 	 * more than SOFT_HOST_BACKLOG of ours, so what is queued goes out well
 	 * within the ACK timeout.  Asked only with much in flight (cheap). */
 	qp->backlogged = qp->sq_cur != qp->sq_tail &&
-			 wire_psn_diff(qp->next_psn, qp->una) > SOFT_BACKLOG_CHECK_PKTS &&
+			 (!reliable(qp) ||
+			  wire_psn_diff(qp->next_psn, qp->una) > SOFT_BACKLOG_CHECK_PKTS) &&
 			 host_backlog(qp) > SOFT_HOST_BACKLOG;
 	if (qp->backlogged)
 		return;
@@ -585,6 +626,19 @@ void soft_req_transmit(struct soft_qp *qp)
 			w->npkts = n;
 			w->assigned = true;
 			qp->next_psn = (qp->next_psn + n) & WIRE_PSN_MASK;
+		}
+		if (!reliable(qp)) {
+			if (!soft_dcqcn_may_send(&qp->cc, qp->dev->now_ns, qp->pmtu))
+				break;
+			if (qp->cur_pkt < w->npkts) {
+				send_packet(qp, w);
+				if (qp->state != SOFT_QP_RTS)
+					break;
+				qp->cur_pkt++;
+				budget--;
+			}
+			sent_unreliable(qp, w);
+			continue;
 		}
 		/* At most cwnd packets in flight, counted per packet so that a
 		 * message larger than the window still goes out. */

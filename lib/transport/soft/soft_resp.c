@@ -19,37 +19,6 @@
 
 #include "soft.h"
 
-#define MAX_MESSAGE (1u << 31)	/* IBTA: the longest message, in bytes */
-
-static bool is_send(uint8_t op)
-{
-	return op <= OP_RC_SEND_ONLY_IMM || op == OP_RC_SEND_LAST_INV || op == OP_RC_SEND_ONLY_INV;
-}
-
-static bool is_write(uint8_t op)
-{
-	return op >= OP_RC_WRITE_FIRST && op <= OP_RC_WRITE_ONLY_IMM;
-}
-
-static bool starts_message(uint8_t op)
-{
-	return op == OP_RC_SEND_FIRST || op == OP_RC_SEND_ONLY || op == OP_RC_SEND_ONLY_IMM ||
-	       op == OP_RC_SEND_ONLY_INV || op == OP_RC_WRITE_FIRST || op == OP_RC_WRITE_ONLY ||
-	       op == OP_RC_WRITE_ONLY_IMM;
-}
-
-static bool ends_message(uint8_t op)
-{
-	return op != OP_RC_SEND_FIRST && op != OP_RC_SEND_MIDDLE && op != OP_RC_WRITE_FIRST &&
-	       op != OP_RC_WRITE_MIDDLE;
-}
-
-static bool has_imm(uint8_t op)
-{
-	return op == OP_RC_SEND_LAST_IMM || op == OP_RC_SEND_ONLY_IMM ||
-	       op == OP_RC_WRITE_LAST_IMM || op == OP_RC_WRITE_ONLY_IMM;
-}
-
 static void send_ack_msn(struct soft_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
 {
 	struct soft_pkt *slot = soft_tx_slot(qp->dev);
@@ -110,109 +79,27 @@ static void nak_fatal(struct soft_qp *qp, uint8_t code)
 	nak_fatal_at(qp, code, qp->epsn);
 }
 
-static struct soft_rwqe *rq_head(struct soft_qp *qp)
+/* What a placement's failure means on RC: the answer the requester gets. */
+static bool placed(struct soft_qp *qp, const struct wire_pkt *p, enum soft_place r)
 {
-	return qp->rq_head == qp->rq_tail ? NULL : &qp->rq[qp->rq_head % qp->rq_size];
-}
-
-static void complete_recv(struct soft_qp *qp, enum xport_wc_opcode op, uint32_t len,
-			  bool imm, uint32_t imm_data, enum xport_wc_status st)
-{
-	struct soft_rwqe *r = rq_head(qp);
-	struct xport_wc wc = { .wr_id = r->wr.wr_id, .status = st, .opcode = op, .byte_len = len,
-			       .imm = imm_data, .has_imm = imm, .qp_num = qp->qpn };
-
-	soft_cq_push(qp->rcq, &wc);
-	qp->rq_head++;
-}
-
-/* SEND packets: payload into the RECV at the head of the receive queue. */
-static bool do_send(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf)
-{
-	uint8_t op = p->bth.opcode;
-	struct soft_rwqe *r = rq_head(qp);
-
-	if (!r) {
+	switch (r) {
+	case SOFT_PLACED:
+		return true;
+	case SOFT_NO_RECV:
 		/* Nothing posted: RNR NAK; the requester retries after the timer. */
 		respond(qp, wire_aeth_make(WIRE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
-			      p->bth.psn);
+			p->bth.psn);
 		return false;
-	}
-	if (starts_message(op))
-		qp->send_off = 0;
-	if (p->payload_len > r->wr.sge.length - qp->send_off) {
-		complete_recv(qp, XPORT_WC_RECV, 0, false, 0, XPORT_WC_LOC_LEN_ERR);
-		nak_fatal(qp, WIRE_NAK_INVALID_REQ);
-		return false;
-	}
-	/* The receive's region is checked at every packet, like a WRITE's:
-	 * deregistered since the post, it takes no byte (the receive fails
-	 * with a local protection error, the requester gets a NAK). */
-	if (p->payload_len && !soft_mr_check(qp->dev, r->wr.sge.lkey,
-					     r->wr.sge.addr + qp->send_off, p->payload_len,
-					     XPORT_ACCESS_LOCAL_WRITE)) {
-		complete_recv(qp, XPORT_WC_RECV, 0, false, 0, XPORT_WC_LOC_PROT_ERR);
+	case SOFT_PROT_ERR:
 		nak_fatal(qp, WIRE_NAK_REMOTE_OP_ERR);
 		return false;
-	}
-	memcpy((uint8_t *)(uintptr_t)r->wr.sge.addr + qp->send_off, buf + p->payload_off,
-	       p->payload_len);
-	qp->send_off += (uint32_t)p->payload_len;
-	qp->in_send = !ends_message(op);
-	if (!qp->in_send)
-		complete_recv(qp, XPORT_WC_RECV, qp->send_off, has_imm(op), p->immdt,
-			      XPORT_WC_SUCCESS);
-	return true;
-}
-
-static bool do_write(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf)
-{
-	uint8_t op = p->bth.opcode;
-
-	/* WRITE with immediate consumes a RECV: make sure one is there first,
-	 * so a retried packet after an RNR NAK writes the same bytes again. */
-	if (has_imm(op) && !rq_head(qp)) {
-		respond(qp, wire_aeth_make(WIRE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
-			      p->bth.psn);
+	case SOFT_ACCESS_ERR:
+		nak_fatal(qp, WIRE_NAK_REMOTE_ACCESS_ERR);
 		return false;
-	}
-	if (starts_message(op)) {
-		if (p->reth.dmalen > MAX_MESSAGE) {
-			nak_fatal(qp, WIRE_NAK_INVALID_REQ);
-			return false;
-		}
-		qp->write_va = p->reth.va;
-		qp->write_left = p->reth.dmalen;
-		qp->write_rkey = p->reth.rkey;
-		/* Zero-length writes carry no address worth checking (as rxe). */
-		if (p->reth.dmalen &&
-		    !soft_mr_check(qp->dev, p->reth.rkey, p->reth.va, p->reth.dmalen,
-				   XPORT_ACCESS_REMOTE_WRITE)) {
-			nak_fatal(qp, WIRE_NAK_REMOTE_ACCESS_ERR);
-			return false;
-		}
-	}
-	if (p->payload_len > qp->write_left ||
-	    (ends_message(op) && p->payload_len != qp->write_left)) {
+	default:	/* SOFT_LEN_ERR, SOFT_INVALID */
 		nak_fatal(qp, WIRE_NAK_INVALID_REQ);
 		return false;
 	}
-	/* Every packet, not just the first: from the moment a region is
-	 * deregistered no packet touches it (the rest is NAKed). */
-	if (p->payload_len && !soft_mr_check(qp->dev, qp->write_rkey, qp->write_va, p->payload_len,
-					     XPORT_ACCESS_REMOTE_WRITE)) {
-		nak_fatal(qp, WIRE_NAK_REMOTE_ACCESS_ERR);
-		return false;
-	}
-	if (p->payload_len)
-		memcpy((uint8_t *)(uintptr_t)qp->write_va, buf + p->payload_off, p->payload_len);
-	qp->write_va += p->payload_len;
-	qp->write_left -= (uint32_t)p->payload_len;
-	qp->in_write = !ends_message(op);
-	if (!qp->in_write && has_imm(op))
-		complete_recv(qp, XPORT_WC_RECV_RDMA_WITH_IMM, 0, true, p->immdt,
-			      XPORT_WC_SUCCESS);
-	return true;
 }
 
 static struct soft_replay *replay_find(struct soft_qp *qp, uint32_t psn)
@@ -243,7 +130,7 @@ static uint32_t read_packets(const struct soft_qp *qp, uint32_t len)
  * Zero bytes need no valid address or rkey (as rxe). */
 static int read_refusal(struct soft_qp *qp, const struct wire_pkt *p)
 {
-	if (p->reth.dmalen > MAX_MESSAGE)
+	if (p->reth.dmalen > SOFT_MAX_MESSAGE)
 		return WIRE_NAK_INVALID_REQ;
 	if (p->reth.dmalen && !soft_mr_check(qp->dev, p->reth.rkey, p->reth.va, p->reth.dmalen,
 					     XPORT_ACCESS_REMOTE_READ))
@@ -330,7 +217,7 @@ static void duplicate(struct soft_qp *qp, const struct wire_pkt *p)
 	struct soft_replay *r;
 
 	SOFT_COUNT(qp, duplicates);
-	if (is_send(op) || is_write(op)) {
+	if (soft_op_is_send(op) || soft_op_is_write(op)) {
 		/* Already done: say so again, without consuming a RECV.  One ACK
 		 * per receive batch, however many duplicates came in it: after a
 		 * go-back-N a whole window arrives again. */
@@ -384,21 +271,14 @@ void soft_resp_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *b
 		return;
 	}
 	qp->nak_sent = false;
-	/* A packet must continue the message in progress, or start a new one;
-	 * it carries at most the path MTU, and FIRST/MIDDLE exactly that. */
-	if ((qp->in_send && !(is_send(op) && !starts_message(op))) ||
-	    (qp->in_write && !(is_write(op) && !starts_message(op))) ||
-	    (!qp->in_send && !qp->in_write && (is_send(op) || is_write(op)) &&
-	     !starts_message(op)) ||
-	    p->payload_len > qp->pmtu ||
-	    ((is_send(op) || is_write(op)) && !ends_message(op) && p->payload_len != qp->pmtu)) {
+	if (!soft_op_in_order(qp, op, p)) {
 		nak_fatal(qp, WIRE_NAK_INVALID_REQ);
 		return;
 	}
-	if (is_send(op)) {
-		ok = do_send(qp, p, buf);
-	} else if (is_write(op)) {
-		ok = do_write(qp, p, buf);
+	if (soft_op_is_send(op)) {
+		ok = placed(qp, p, soft_place_send(qp, op, p, buf));
+	} else if (soft_op_is_write(op)) {
+		ok = placed(qp, p, soft_place_write(qp, op, p, buf));
 	} else if (op == OP_RC_READ_REQUEST) {
 		ok = queue_read(qp, p);
 		if (ok) {
@@ -418,7 +298,7 @@ void soft_resp_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *b
 	if (!ok)
 		return;
 	qp->epsn = (qp->epsn + 1) & WIRE_PSN_MASK;
-	if (ends_message(op))
+	if (soft_op_ends(op))
 		qp->msn++;
 	if (p->bth.ackreq) {
 		qp->ack_due = true;

@@ -170,9 +170,13 @@ bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_p
 	if (pk->src.v6)
 		return false;	/* no ID in an IPv6 header */
 	crc0 = soft_pkt_icrc(pk, 0);
-	if (crc0 == want)
+	if (crc0 == want) {
+		pk->ip_id = 0;
 		return true;
-	return solve_ip_id(&d->id_basis, pk, crc0, want, &id) &&
-	       soft_pkt_icrc(pk, id) == want &&
-	       id_plausible(d, qp, &pk->src, id);
+	}
+	if (!solve_ip_id(&d->id_basis, pk, crc0, want, &id) || soft_pkt_icrc(pk, id) != want ||
+	    !id_plausible(d, qp, &pk->src, id))
+		return false;
+	pk->ip_id = id;		/* what a UD receive's GRH shows */
+	return true;
 }

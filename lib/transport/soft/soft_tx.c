@@ -81,7 +81,7 @@ void soft_tx_flush(struct soft_dev *d)
 		sent += n;
 	}
 	if (sent < d->tx_count)
-		d->ctr.drops += (uint64_t)(d->tx_count - sent);
+		d->ctr.tx_drops += (uint64_t)(d->tx_count - sent);
 	d->tx_count = 0;
 }
 
@@ -119,6 +119,11 @@ void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *
 	slot->src.port = qp->sport;
 	slot->dst = qp->peer;
 	slot->ecn = ecn;
+	/* What the IP header will say (the UDP link's kernel writes its own;
+	 * the tests' in-process link hands these over as received). */
+	slot->tos = (uint8_t)((qp->attr.tos & ~3u) | ecn);
+	slot->ttl = 64;
+	slot->flow_label = 0;
 	slot->ip_id = 0;
 	slot->qp_slot = qp->slot;
 	/* The link seals it (ICRC) once it knows the IPv4 ID it will carry. */

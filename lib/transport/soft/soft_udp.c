@@ -46,6 +46,9 @@
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif
+#ifndef IPV6_FLOWINFO
+#define IPV6_FLOWINFO 11	/* linux/in6.h, which clashes with netinet/in.h */
+#endif
 
 #define SOCK_BUF_BYTES (8 << 20)
 /* The receiving socket holds what every peer may have in flight towards
@@ -77,7 +80,8 @@ struct udp_link {
 	struct iovec rx_iov[RX_MSGS];
 	struct sockaddr_storage rx_names[RX_MSGS];
 	union {
-		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)) * 3];
+		/* PKTINFO, TOS/TCLASS, TTL/HOPLIMIT, FLOWINFO and GRO */
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)) * 5];
 		struct cmsghdr align;
 	} rx_ctl[RX_MSGS];
 	int rx_count, rx_next;		/* messages read, next to split */
@@ -249,11 +253,25 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 static void parse_cmsgs(struct msghdr *h, struct soft_pkt *pk)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
-			pk->ecn = *(uint8_t *)CMSG_DATA(c) & 3;
-		else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS)
-			pk->ecn = (uint8_t)(*(int *)(void *)CMSG_DATA(c) & 3);
-		else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+		int v;
+
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+			pk->tos = *(uint8_t *)CMSG_DATA(c);
+			pk->ecn = pk->tos & 3;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			pk->tos = (uint8_t)v;
+			pk->ecn = pk->tos & 3;
+		} else if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
+			   (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			pk->ttl = (uint8_t)v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_FLOWINFO) {
+			uint32_t fl;
+
+			memcpy(&fl, CMSG_DATA(c), sizeof(fl));
+			pk->flow_label = ntohl(fl) & 0xFFFFF;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
 			struct in_pktinfo pi;
 
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
@@ -331,7 +349,8 @@ static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 			pk->len = this;
 			from_sockaddr(&u->rx_names[u->rx_next], &pk->src);
 			pk->dst = l->local;
-			pk->ecn = 0;
+			pk->ecn = pk->tos = pk->ttl = 0;
+			pk->flow_label = 0;
 			parse_cmsgs(h, pk);
 			pk->ip_id = u->rx_seg++;
 			u->rx_off += seg;
@@ -493,11 +512,15 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 		set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1);
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1);
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
+		/* UD receives rebuild the GRH from these (soft_ud.c). */
+		set_int(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 1);
+		set_int(fd, IPPROTO_IPV6, IPV6_FLOWINFO, 1);
 		/* rxe and RNICs send a zero UDP checksum over IPv6 too. */
 		set_int(fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, 1);
 	} else {
 		set_int(fd, IPPROTO_IP, IP_PKTINFO, 1);
 		set_int(fd, IPPROTO_IP, IP_RECVTOS, 1);
+		set_int(fd, IPPROTO_IP, IP_RECVTTL, 1);
 	}
 	/* GRO: the kernel hands over runs of packets as one aggregate. */
 	u->gro = set_int(fd, SOL_UDP, UDP_GRO, 1) == 0;

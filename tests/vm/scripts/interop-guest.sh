@@ -56,6 +56,17 @@ for op in write read; do
 done
 vm_signal guest-lossy-done
 vm_wait host-lossy-done 120 || exit 1
+# UC and UD: rxe toward the host's soft engine (the host captures).
+vm_wait unrel-guest-go 900 || exit 1
+while read -r name kind args; do	# the host's list (interop-host.sh)
+	port=18517
+	[[ $kind == lat ]] && port=18518
+	# shellcheck disable=SC2086
+	check "guest_$name" timeout 180 rdmakit -j "$kind" "${eng[@]}" $args --verify -p "$port" \
+		"$VM_HOST_IP" </dev/null
+done <"$VM_SHARE/unrel-cases"
+vm_signal guest-unrel-done
+vm_wait host-unrel-done 120 || exit 1
 # A --persistent server waiting for a client does not end on SIGTERM (seen
 # with rdmakit 0.1.0): SIGKILL after a second.
 for pid in "$bw_pid" "$lat_pid"; do

@@ -113,6 +113,33 @@ nft delete table ip rdmakit_loss
 stop "$cap"
 : >"$S/host-lossy-done"
 
+# UC and UD (-c), captured: the soft engine toward rxe here, then rxe
+# toward the soft engine (interop-guest.sh), --verify on what arrives.
+"$RDMAKIT" capture -i "$VM_BRIDGE" -w "$S/interop-unrel.pcap" -U >"$S/interop-unrel-capture.out" 2>&1 </dev/null &
+cap=$!
+pids+=("$cap")
+wait_for '(($(wc -l </proc/net/packet) > 1))' 10 "rdmakit capture to open its socket" || exit 1
+# The cases, NAME KIND ARGS a line; the guest runs the same (from the share).
+cat >"$S/unrel-cases" <<'EOF'
+ud_bw bw -c UD -s 1024 -n 500
+ud_lat lat -c UD -n 200
+uc_bw_send bw -c UC --op send -s 4096 -n 200
+uc_bw_write bw -c UC --op write -s 4096 -n 200
+uc_lat_send lat -c UC --op send -n 200
+uc_lat_write lat -c UC --op write -n 200
+EOF
+while read -r name kind args; do
+	port=18515
+	[[ $kind == lat ]] && port=18516
+	# shellcheck disable=SC2086
+	check "host_$name" timeout 180 "$RDMAKIT" -j "$kind" "${soft[@]}" $args --verify -p "$port" \
+		"$VM_GUEST_IP" </dev/null
+done <"$S/unrel-cases"
+: >"$S/unrel-guest-go"
+wait_for '[[ -e $S/guest-unrel-done ]]' 900 "the guest's UC/UD clients" || exit 1
+stop "$cap"
+: >"$S/host-unrel-done"
+
 wait_for '[[ -e $S/guest-done ]]' 120 "the guest to finish" || exit 1
 echo "=== host servers' output"
 cat "$R/host_bw_server.out" "$R/host_lat_server.out"

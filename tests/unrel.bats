@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# -c UC and -c UD on the soft engine, in one process (--loopback) and over
+# loopback between two: what each transport carries is refused in one line
+# otherwise; a UD -s over the MTU runs at the MTU as perftest does; what was
+# sent, what arrived and where the rest was lost add up; --verify checks
+# what arrives; latency counts the pings that had no answer in time.  The
+# kernel datapath's losses are in unrel_netns.bats.
+
+bats_require_minimum_version 1.5.0
+
+load test_helper
+load perf_helper
+
+setup() {
+	setup_rdmakit
+	setup_perf
+}
+
+teardown() {
+	kill_bg
+}
+
+@test "-c: what a transport cannot carry is refused in one line naming what it carries (exit 2)" {
+	local args
+	for args in "bw -c UD --op write" "bw -c UD --op read" "bw -c UD --op atomic" \
+		"lat -c UD --op write" "bw -c UC --op read" "bw -c UC --op atomic" "lat -c UC -A CMP_AND_SWAP"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$RDMAKIT" $args --loopback
+		assert_one_line_error 2 "-c U"
+		[[ $stderr == *"carries SEND"* ]] || fail "$args: $stderr"
+	done
+	for args in XRC DC SRD; do
+		run --separate-stderr "$RDMAKIT" bw -c "$args" 127.0.0.1
+		assert_one_line_error 2 "it runs RC, UC and UD"
+	done
+	run --separate-stderr "$RDMAKIT" bw -c UD -b --loopback
+	assert_one_line_error 2 "drop -b"
+}
+
+@test "-c UD alone is SEND; -s over the MTU runs at the MTU with a note; sent = received + lost, every loss accounted for" {
+	run -0 "$RDMAKIT" -j bw --loopback --bind "$ADDR" -c UD -n 20000
+	run json_eval '
+p, (r,) = d["params"], d["results"]
+assert p["connection"] == "UD" and p["op"] == "send", p
+assert "-s 65536 is over the path MTU" in p["ud_size_note"] and r["bytes"] == p["mtu_bytes"], (p, r)
+w = r["lost_where"]
+assert r["sent_msgs"] == r["iterations"] == 20000, r
+assert r["received_msgs"] + r["lost_msgs"] == r["sent_msgs"], r
+assert r["received_bytes"] == r["received_msgs"] * r["bytes"], r
+# One packet per message: every lost one is a drop some counter saw.
+assert r["lost_msgs"] == w["no_recv_drops"] + w["rcvbuf_drops"] + w["host_tx_drops"] + w["qkey_drops"], r
+assert abs(r["loss_percent"] - 100 * r["lost_msgs"] / r["sent_msgs"]) < 1e-9, r
+print(r["lost_msgs"], w)'
+	assert_success
+	echo "# lost, where: $output" >&3
+}
+
+@test "-c UD and -c UC SEND between two processes: --verify checks every message that arrives" {
+	local conn
+	for conn in UD UC; do
+		start_server bw
+		run -0 timeout -k 2 60 "$RDMAKIT" -j bw -c "$conn" --op send -s 1000 -n 5000 --verify \
+			-p "$PORT" --bind "$ADDR" "$ADDR"
+		json_eval '
+(r,) = d["results"]
+# --verify: a wrong message would have failed the run (exit 1, an error).
+assert d["params"]["connection"] == sys.argv[2] and d["params"]["verify"] and not d["errors"], d
+assert r["received_msgs"] > 0, r
+assert r["received_msgs"] + r["lost_msgs"] == 5000, r' "$conn"
+	done
+}
+
+@test "-c UC WRITE: the sender's figures, and the receiver has nothing to count (said)" {
+	run -0 "$RDMAKIT" bw --loopback --bind "$ADDR" -c UC -n 2000 -s 4096
+	assert_output --partial "a WRITE gives the receiver nothing to count"
+	run -0 "$RDMAKIT" -j bw --loopback --bind "$ADDR" -c UC -n 2000 -s 4096 --verify
+	json_eval '
+(r,) = d["results"]
+assert r["iterations"] == 2000 and "received_msgs" not in r and "host_tx_drops" in r, r'
+}
+
+@test "lat -c UD and -c UC: every ping answered on a clean path, none lost; the JSON says how long a ping waits" {
+	local args
+	for args in "-c UD" "-c UC" "-c UC --op write"; do
+		# shellcheck disable=SC2086
+		run -0 "$RDMAKIT" -j lat --loopback --bind "$ADDR" $args -n 2000
+		json_eval '
+(r,) = d["results"]
+assert r["iterations"] == 2000 and r["lost_msgs"] == 0 and r["wait_us"] == 100000, r'
+	done
+}
