@@ -40,7 +40,7 @@ lines = [json.loads(l) for l in sys.stdin.read()[:-1].split('\n') if l != '' or 
 pkts = [o for o in lines if 'summary' not in o]
 summary = lines[-1].get('summary') if lines else None
 def flow(src, dst, qp):
-    found = [f for f in summary['flows'] if (f['src'], f['dst'], f['dest_qp']) == (src, dst, qp)]
+    found = [f for f in summary['flows'] if (f['src'], f.get('dst'), f.get('dest_qp')) == (src, dst, qp)]
     assert len(found) == 1, 'no single flow %s > %s qp %#x in %s' % (src, dst, qp, summary['flows'])
     return found[0]
 $1" <<<"$output"

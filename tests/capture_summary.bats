@@ -234,3 +234,21 @@ PY
 	cap -r "$f" --max-flows 0
 	assert_failure 2
 }
+
+@test "summary: UC and UD flows for what they are: gaps are loss, a repeat a duplicate, UD keyed by its source QP with its Q_Key, no ACKs looked for" {
+	cap -r "$FX/unreliable.pcap" --summary --json
+	assert_success
+	run ndjson '
+uc = flow("198.18.0.2", "198.18.0.3", 0x12)
+(ud,) = [f for f in summary["flows"] if f["transport"] == "UD"]
+print(uc["transport"], uc["packets"], uc["psn_gaps"], uc["retransmits"], uc["ack_delay_us"]["count"])
+print(ud["src"], ud["src_qp"], hex(ud["qkey"]), ud["packets"], ud["psn_gaps"], "dst" in ud, "dest_qp" in ud)
+for p in summary["problems"]: print(p)'
+	assert_line --index 0 "UC 7 1 1 0"
+	assert_line --index 1 "198.18.0.2 119 0x11111111 4 1 False False"
+	assert_line "flow 198.18.0.2 > 198.18.0.3 UC qp 0x000012: 1 PSNs missing: packets lost before the capture point (UC resends nothing)"
+	assert_line "flow 198.18.0.2 > 198.18.0.3 UC qp 0x000012: 1 packets seen twice: duplicated on the way (UC resends nothing)"
+	assert_line "flow 198.18.0.2 UD src qp 0x000077: 1 PSNs missing: packets lost before the capture point (UD resends nothing)"
+	refute_output --partial "ACK timeouts"
+	refute_output --partial "retransmissions"
+}

@@ -38,10 +38,24 @@ bool flow_is_response(uint8_t opcode)
 	return opcode != OP_CNP && (opcode >> 5) != WIRE_TR_UD && op >= 0x0D && op <= 0x12;
 }
 
+bool flow_unreliable(const struct flow_key *k)
+{
+	return k->service == WIRE_TR_UC || k->service == WIRE_TR_UD;
+}
+
+/*
+ * RC and UC: a flow is one direction of a connection (addresses and the
+ * destination QP).  UD: PSNs run per sending QP across every destination
+ * it sends to, so a flow is the source address and the DETH's source QP.
+ */
 void flow_key_of(const struct wire_pkt *p, struct flow_key *k)
 {
+	uint8_t tr = p->bth.opcode >> 5;
+
 	memset(k, 0, sizeof(*k));
 	k->dqpn = p->bth.dqpn;
+	if (p->op && (tr == WIRE_TR_UC || tr == WIRE_TR_UD))
+		k->service = tr;
 	if (p->layers & WIRE_L_IPV4) {
 		k->family = 4;
 		k->src[10] = k->src[11] = k->dst[10] = k->dst[11] = 0xFF;
@@ -59,6 +73,10 @@ void flow_key_of(const struct wire_pkt *p, struct flow_key *k)
 		k->family = 0;
 		wire_put16(k->src + 14, p->lrh.slid);
 		wire_put16(k->dst + 14, p->lrh.dlid);
+	}
+	if (k->service == WIRE_TR_UD) {
+		k->dqpn = p->deth.srcqp;
+		memset(k->dst, 0, sizeof(k->dst));
 	}
 }
 
@@ -319,8 +337,11 @@ static void account_request(struct flow *f, const struct wire_pkt *p, uint64_t t
 	bool atomic = op == 0x13 || op == 0x14;
 
 	track_psn(f, p->bth.psn, read);
-	/* Reads and atomics are always answered; others when A is set. */
-	if (p->bth.ackreq || read || atomic)
+	if (f->key.service == WIRE_TR_UD)
+		f->qkey = p->deth.qkey;
+	/* Reads and atomics are always answered; others when A is set.  UC
+	 * and UD are never answered: nothing to wait for. */
+	if (!flow_unreliable(&f->key) && (p->bth.ackreq || read || atomic))
 		pending_push(f, p->bth.psn, ts);
 }
 

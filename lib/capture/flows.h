@@ -17,9 +17,10 @@
 
 struct flow_key {
 	uint8_t src[16];	/* IPv4-mapped, IPv6/GID, or LID in the last 2 bytes */
-	uint8_t dst[16];
-	uint32_t dqpn;
+	uint8_t dst[16];	/* UD: zero (the flow is the sender's QP, to anyone) */
+	uint32_t dqpn;		/* UD: the source QP (its DETH), not the destination */
 	uint8_t family;		/* 4, 6, or 0 for IB LIDs */
+	uint8_t service;	/* enum wire_transport of a UC or UD request; else RC (0) */
 };
 
 #define FLOW_PSN_WINDOW 4096	/* PSNs remembered behind the highest seen */
@@ -39,13 +40,14 @@ struct flow {
 	uint64_t packets, bytes, payload_bytes;
 	uint64_t first_ns, last_ns;
 	uint64_t opcodes[256];
-	uint64_t retransmits;	/* a PSN seen again */
+	uint64_t retransmits;	/* a PSN seen again (UC, UD: duplicated on the way) */
 	uint64_t psn_gaps;	/* PSNs skipped (lost before the capture point) */
 	uint64_t out_of_order;	/* a PSN older than the newest, not seen before */
 	uint64_t restarts;	/* a PSN jump no requester makes: a new connection reused the QPN */
 	uint64_t naks[FLOW_NAK_CODES], naks_other, rnr_naks, dup_acks;
 	uint64_t cnps, ce_marked, icrc_bad, gso_aggregates;
 	struct hist ack_delay;	/* request -> its response, ns */
+	uint32_t qkey;		/* UD: the last Q_Key its datagrams carried */
 
 	/* PSN tracking of requests (or of read responses). */
 	bool psn_valid;
@@ -86,6 +88,8 @@ bool flows_add(struct flow_table *t, const struct wire_pkt *p, uint64_t ts_ns,
 	       size_t wire_len, enum crc_verdict icrc, bool from_gso);
 /* Fills the flow key of a packet. */
 void flow_key_of(const struct wire_pkt *p, struct flow_key *k);
+/* A UC or UD flow: nothing is acknowledged or resent on it. */
+bool flow_unreliable(const struct flow_key *k);
 /* "198.18.0.2", "fe80::1" or "lid 0x0005". */
 void flow_addr_str(const struct flow_key *k, bool dst, char *out, size_t cap);
 /* Whether an opcode is a response (read response, ACK, atomic ACK). */

@@ -26,13 +26,23 @@ static uint64_t nak_total(const struct flow *f)
 	return n;
 }
 
+/* "src > dst qp 0x..", a UC flow marked so, a UD flow by its source QP. */
 static void flow_name(const struct flow *f, char *out, size_t cap)
 {
 	char src[64], dst[64];
 
 	flow_addr_str(&f->key, false, src, sizeof(src));
 	flow_addr_str(&f->key, true, dst, sizeof(dst));
-	snprintf(out, cap, "%s > %s qp 0x%06x", src, dst, f->key.dqpn);
+	if (f->key.service == WIRE_TR_UD)
+		snprintf(out, cap, "%s UD src qp 0x%06x", src, f->key.dqpn);
+	else
+		snprintf(out, cap, "%s > %s %sqp 0x%06x", src, dst,
+			 f->key.service == WIRE_TR_UC ? "UC " : "", f->key.dqpn);
+}
+
+static const char *service_name(const struct flow_key *k)
+{
+	return k->service == WIRE_TR_UD ? "UD" : k->service == WIRE_TR_UC ? "UC" : "RC";
 }
 
 static double goodput_gbps(const struct flow *f)
@@ -42,6 +52,54 @@ static double goodput_gbps(const struct flow *f)
 	return s > 0 ? (double)f->payload_bytes * 8 / s / 1e9 : 0.0;
 }
 
+/* What the path did to a flow of any transport: CE marks, corruption. */
+static void path_problems(const struct flow *f, const char *name, json_t *problems)
+{
+	char msg[512];
+
+	if (f->ce_marked) {
+		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " packets CE-marked by the network",
+			 name, f->ce_marked);
+		json_array_append_new(problems, json_string(msg));
+	}
+	if (f->icrc_bad) {
+		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " ICRC failures: corrupted on the way, "
+			 "or not a RoCE sender", name, f->icrc_bad);
+		json_array_append_new(problems, json_string(msg));
+	}
+}
+
+/* UC and UD resend nothing and answer nothing: a gap is loss, a PSN seen
+ * twice a duplicate on the way, and no ACK is missing. */
+static void unreliable_problems(const struct flow *f, const char *name, json_t *problems)
+{
+	char msg[512];
+
+	if (f->psn_gaps) {
+		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " PSNs missing: packets lost before "
+			 "the capture point (%s resends nothing)", name, f->psn_gaps,
+			 service_name(&f->key));
+		json_array_append_new(problems, json_string(msg));
+	}
+	if (f->retransmits) {
+		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " packets seen twice: duplicated on "
+			 "the way (%s resends nothing)", name, f->retransmits, service_name(&f->key));
+		json_array_append_new(problems, json_string(msg));
+	}
+	if (f->out_of_order) {
+		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " packets arrived out of order%s", name,
+			 f->out_of_order, f->key.service == WIRE_TR_UC ?
+			 " (a UC receiver drops the message each one belongs to)" : "");
+		json_array_append_new(problems, json_string(msg));
+	}
+	if (f->restarts) {
+		snprintf(msg, sizeof(msg), "flow %s: its PSN jumped %" PRIu64 " time%s by more than "
+			 "%d: new QPs reused the number (counted apart, not as loss)", name,
+			 f->restarts, f->restarts == 1 ? "" : "s", FLOW_RESTART_JUMP);
+		json_array_append_new(problems, json_string(msg));
+	}
+}
+
 /* Appends the findings for one flow to the problems array. */
 static void flow_problems(const struct flow *f, json_t *problems)
 {
@@ -49,6 +107,11 @@ static void flow_problems(const struct flow *f, json_t *problems)
 	const struct flow *peer = f->peer;
 
 	flow_name(f, name, sizeof(name));
+	if (flow_unreliable(&f->key)) {
+		unreliable_problems(f, name, problems);
+		path_problems(f, name, problems);
+		return;
+	}
 	if (f->retransmits) {
 		uint64_t seq = peer ? peer->naks[WIRE_NAK_PSN_SEQ_ERR] : 0;
 		uint64_t rnr = peer ? peer->rnr_naks : 0;
@@ -104,16 +167,7 @@ static void flow_problems(const struct flow *f, json_t *problems)
 			 name, f->cnps);
 		json_array_append_new(problems, json_string(msg));
 	}
-	if (f->ce_marked) {
-		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " packets CE-marked by the network",
-			 name, f->ce_marked);
-		json_array_append_new(problems, json_string(msg));
-	}
-	if (f->icrc_bad) {
-		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " ICRC failures: corrupted on the way, "
-			 "or not a RoCE sender", name, f->icrc_bad);
-		json_array_append_new(problems, json_string(msg));
-	}
+	path_problems(f, name, problems);
 }
 
 /* ACK delay of a flow in microseconds: JSON count and percentiles, text the
@@ -161,9 +215,17 @@ static void flow(struct printer *pr, const struct flow *f)
 	print_open_object(pr, NULL);
 	flow_addr_str(&f->key, false, addr, sizeof(addr));
 	print_string(pr, PRINT_JSON, "src", NULL, addr);
-	flow_addr_str(&f->key, true, addr, sizeof(addr));
-	print_string(pr, PRINT_JSON, "dst", NULL, addr);
-	print_uint(pr, PRINT_JSON, "dest_qp", NULL, f->key.dqpn);
+	if (f->key.service != WIRE_TR_UD) {	/* UD: a sender's QP, to anyone */
+		flow_addr_str(&f->key, true, addr, sizeof(addr));
+		print_string(pr, PRINT_JSON, "dst", NULL, addr);
+	}
+	print_string(pr, PRINT_JSON, "transport", NULL, service_name(&f->key));
+	if (f->key.service == WIRE_TR_UD) {
+		print_uint(pr, PRINT_JSON, "src_qp", NULL, f->key.dqpn);
+		print_uint(pr, PRINT_JSON, "qkey", NULL, f->qkey);
+	} else {
+		print_uint(pr, PRINT_JSON, "dest_qp", NULL, f->key.dqpn);
+	}
 	print_string(pr, PRINT_FP, NULL, "%-52s", name);
 	print_uint(pr, PRINT_ANY, "packets", " %9llu", f->packets);
 	print_uint(pr, PRINT_ANY, "bytes", " %12llu", f->bytes);

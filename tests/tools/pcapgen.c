@@ -459,6 +459,44 @@ static void gen_access_error(struct gen *g)
 	out_close(&o);
 }
 
+/*
+ * The unreliable services, which nothing acknowledges or resends:
+ *   UC A > B qp QP_B: SEND First/Middle/Last 600..602, SEND First 603,
+ *     604 lost, SEND Last 605, WRITE Only 606 twice (a duplicate on the
+ *     way): 7 packets, 1 PSN missing, 1 seen twice.
+ *   UD from A's QP 0x000077 to two QPs of B, its PSNs interleaved across
+ *     them (700 to 0x21, 701 to 0x22, 702 to 0x21, 703 lost, 704 to 0x22),
+ *     Q_Key 0x11111111: one flow by source QP, 4 packets, 1 PSN missing.
+ */
+static void gen_unreliable(struct gen *g)
+{
+	static const struct { uint8_t op; uint32_t psn; } uc[] = {
+		{ 0x20, 600 }, { 0x21, 601 }, { 0x22, 602 }, { 0x20, 603 }, { 0x22, 605 },
+		{ 0x2A, 606 }, { 0x2A, 606 },
+	};
+	static const struct { uint32_t dqpn, psn; } ud[] = {
+		{ 0x21, 700 }, { 0x22, 701 }, { 0x21, 702 }, { 0x22, 704 },
+	};
+	struct out o;
+
+	out_open(g, &o, "unreliable.pcap", DLT_EN10MB, 65535);
+	for (size_t i = 0; i < sizeof(uc) / sizeof(uc[0]); i++)
+		rc(&o, true, uc[i].op, uc[i].psn, false, uc[i].op == 0x20 ? 1024 : 512, 0, 0,
+		   WIRE_ECT0);
+	for (size_t i = 0; i < sizeof(ud) / sizeof(ud[0]); i++) {
+		struct wire_pkt p;
+
+		v4(&p, HOST_A, HOST_B, WIRE_ECT0);
+		p.ip4.id = 0;
+		p.bth.opcode = OP_UD_SEND_ONLY;
+		p.bth.dqpn = ud[i].dqpn;
+		p.bth.psn = ud[i].psn;
+		p.deth = (struct wire_deth){ 0x11111111, 0x77 };
+		emit(&o, &p, 256);
+	}
+	out_close(&o);
+}
+
 /* Two SENDs, each ACKed twice (same PSN, MSN and syndrome): 2 duplicate ACKs. */
 static void gen_dup_ack(struct gen *g)
 {
@@ -799,8 +837,9 @@ int main(int argc, char **argv)
 	gen_bulk(&g);
 	gen_truncated_file(&g);
 	gen_not_a_capture(&g);
-	/* Last, so that the fixtures before it keep their times. */
+	/* Last, so that the fixtures before them keep their times. */
 	gen_gso(&g, "gso-acks.pcap", false, 3, 0, true);
+	gen_unreliable(&g);
 
 	if (fclose(g.manifest) != 0)
 		die("cannot write the manifest: %s", strerror(errno));
