@@ -265,6 +265,7 @@ static void soft_seed(const char *name, struct frames *s)
 static void soft_seeds(void)
 {
 	const unsigned R = FIX_F_PROGRESS, Q = FIX_F_TO_REQ | FIX_F_PROGRESS;
+	const unsigned U = FIX_F_TO_UC, D = FIX_F_TO_UD;
 	const uint32_t e = FIX_RESP_PSN;
 	static struct frames s;
 	struct wire_pkt p;
@@ -325,6 +326,26 @@ static void soft_seeds(void)
 	p = op(OP_RC_SEND_ONLY, e); frame(&s, 0, &p, 10);
 	p = op(OP_RC_SEND_ONLY, e - 1); frame(&s, R, &p, 10);
 	soft_seed("resp-out-of-sequence", &s);
+	/* UC: a SEND with a gap, then one whole; WRITEs to the end of MR full
+	 * and into MR ro (dropped, no answer).  UC opcodes are RC's | 0x20. */
+	p = op(0x20 | OP_RC_SEND_FIRST, e); frame(&s, U, &p, 1024);
+	p = op(0x20 | OP_RC_SEND_LAST, e + 2); frame(&s, U, &p, 100);
+	p = op(0x20 | OP_RC_SEND_ONLY_IMM, e + 3); p.immdt = 4; frame(&s, U | R, &p, 1000);
+	soft_seed("uc-send-gap", &s);
+	p = reth(0x20 | OP_RC_WRITE_FIRST, e, FIX_FULL_VA + FIX_FULL_LEN - 1500, full, 1500);
+	frame(&s, U, &p, 1024);
+	p = op(0x20 | OP_RC_WRITE_LAST_IMM, e + 1); p.immdt = 6; frame(&s, U, &p, 476);
+	p = reth(0x20 | OP_RC_WRITE_ONLY, e + 2, FIX_RO_VA, ro, 16); frame(&s, U | R, &p, 16);
+	soft_seed("uc-writes", &s);
+	/* UD: a datagram, one under another Q_Key, one too long for the
+	 * second receive. */
+	p = op(OP_UD_SEND_ONLY, e); p.deth = (struct wire_deth){ XPORT_DEFAULT_QKEY, 0x42 };
+	frame(&s, D, &p, 1000);
+	p = op(OP_UD_SEND_ONLY, e + 1); p.deth = (struct wire_deth){ 0x1234, 0x42 };
+	frame(&s, D, &p, 10);
+	p = op(OP_UD_SEND_ONLY_IMM, e + 2); p.deth = (struct wire_deth){ XPORT_DEFAULT_QKEY, 0x42 };
+	p.immdt = 8; frame(&s, D | R, &p, 1024);
+	soft_seed("ud-sends", &s);
 	p = reth(OP_RC_FLUSH, e, FIX_FULL_VA, full, 8); p.feth.sel = 1; frame(&s, 0, &p, 0);
 	p = reth(OP_RC_ATOMIC_WRITE, e + 1, FIX_FULL_VA + 8, full, 8); frame(&s, R, &p, 8);
 	soft_seed("resp-flush-atomic-write", &s);

@@ -83,11 +83,12 @@ static void pin_key(struct fix *f, struct xport_mr *mr, uint32_t key)
 	mr->lkey = mr->rkey = key;
 }
 
-static void *qp_open(struct fix *f, uint32_t peer_qpn, uint32_t peer_psn, char *err)
+static void *qp_open(struct fix *f, enum xport_qp_type type, uint32_t peer_qpn, uint32_t peer_psn,
+		     char *err)
 {
 	struct xport_qp_attr a = { .max_send_wr = 16, .max_recv_wr = 16, .mtu = 1024,
 				   .timeout = 20, .retry_cnt = 7, .rnr_retry = 7,
-				   .min_rnr_timer = 1, .max_rd_atomic = 4 };
+				   .min_rnr_timer = 1, .max_rd_atomic = 4, .type = type };
 	struct xport_qp_info peer = { .qpn = peer_qpn, .psn = peer_psn, .udp_port = ROCEV2_UDP_PORT,
 				      .mtu = 1024, .max_rd_atomic = 4 };
 	struct soft_qp *qp = soft_engine_ops.create_qp(f->dev, f->cq, f->cq, &a, err);
@@ -101,19 +102,29 @@ static void *qp_open(struct fix *f, uint32_t peer_qpn, uint32_t peer_psn, char *
 	return qp;
 }
 
+static bool post_recv(struct soft_qp *qp, uint64_t id, uint64_t va, uint32_t len,
+		      const struct xport_mr *mr, char *err)
+{
+	struct xport_recv_wr wr = { .wr_id = id, .sge = { .addr = va, .length = len,
+							  .lkey = mr->lkey } };
+
+	return soft_engine_ops.post_recv(qp, &wr, err) == 0;
+}
+
 static bool post_recvs(struct fix *f, char *err)
 {
-	for (int i = 0; i < FIX_RECV_WRS; i++) {
-		struct xport_recv_wr wr = {
-			.wr_id = 100 + (uint64_t)i,
-			.sge = { .addr = FIX_FULL_VA + 1024u * (unsigned)i, .length = 1024,
-				 .lkey = f->full.lkey },
-		};
+	const uint64_t page2 = FIX_FULL_VA + FIX_PAGE;
 
-		if (soft_engine_ops.post_recv(f->resp, &wr, err) < 0)
+	for (int i = 0; i < FIX_RECV_WRS; i++)
+		if (!post_recv(f->resp, 100 + (uint64_t)i, FIX_FULL_VA + 1024u * (unsigned)i, 1024,
+			       &f->full, err))
 			return false;
-	}
-	return true;
+	/* UC: two in page 2; UD: GRH + 1 KiB, then what is left of MR full. */
+	return post_recv(f->uc, 200, page2, 1024, &f->full, err) &&
+	       post_recv(f->uc, 201, page2 + 1024, 1024, &f->full, err) &&
+	       post_recv(f->ud, 300, page2 + 2048, XPORT_GRH_LEN + 1024, &f->full, err) &&
+	       post_recv(f->ud, 301, page2 + 2048 + XPORT_GRH_LEN + 1024,
+			 FIX_PAGE - 2048 - XPORT_GRH_LEN - 1024, &f->full, err);
 }
 
 /* The requester's work: local buffers in the second page of MR full. */
@@ -177,9 +188,11 @@ bool fix_open(struct fix *f)
 		goto fail;
 	pin_key(f, &f->full, FIX_FULL_KEY);
 	pin_key(f, &f->ro, FIX_RO_KEY);
-	f->resp = qp_open(f, FIX_PEER_QPN_RESP, FIX_RESP_PSN, err);
-	f->req = f->resp ? qp_open(f, FIX_PEER_QPN_REQ, FIX_RESP_PSN, err) : NULL;
-	if (!f->req || !post_recvs(f, err) || !post_sends(f, err))
+	f->resp = qp_open(f, XPORT_QPT_RC, FIX_PEER_QPN_RESP, FIX_RESP_PSN, err);
+	f->req = f->resp ? qp_open(f, XPORT_QPT_RC, FIX_PEER_QPN_REQ, FIX_RESP_PSN, err) : NULL;
+	f->uc = f->req ? qp_open(f, XPORT_QPT_UC, FIX_PEER_QPN_UC, FIX_RESP_PSN, err) : NULL;
+	f->ud = f->uc ? qp_open(f, XPORT_QPT_UD, FIX_PEER_QPN_UD, FIX_RESP_PSN, err) : NULL;
+	if (!f->ud || !post_recvs(f, err) || !post_sends(f, err))
 		goto fail;
 	fix_progress(f);	/* the requester transmits its work */
 	for (int i = 0; i < f->nreq; i++)
@@ -205,7 +218,8 @@ bool fix_deliver(struct fix *f, const uint8_t *buf, size_t len, unsigned flags)
 	pk->dst = engine_addr;
 	pk->ecn = flags & FIX_F_ECN;
 	if (!(flags & FIX_F_RAW_QPN) && len >= WIRE_BTH_LEN)
-		wire_put24(pk->buf + 5, (flags & FIX_F_TO_REQ ? f->req : f->resp)->qpn);
+		wire_put24(pk->buf + 5, (flags & FIX_F_TO_UD ? f->ud : flags & FIX_F_TO_UC ? f->uc :
+					 flags & FIX_F_TO_REQ ? f->req : f->resp)->qpn);
 	if (!(flags & FIX_F_RAW_ICRC) && len >= WIRE_BTH_LEN + WIRE_ICRC_LEN)
 		icrc_store(pk->buf + len - WIRE_ICRC_LEN, soft_pkt_icrc(pk, 0));
 	return true;
@@ -247,6 +261,10 @@ void fix_run_input(struct fix *f, const uint8_t *data, size_t size)
 
 void fix_close(struct fix *f)
 {
+	if (f->ud)
+		soft_engine_ops.destroy_qp(f->ud);
+	if (f->uc)
+		soft_engine_ops.destroy_qp(f->uc);
 	if (f->req)
 		soft_engine_ops.destroy_qp(f->req);
 	if (f->resp)

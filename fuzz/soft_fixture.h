@@ -9,6 +9,9 @@
  *   QP "req"  (slot 1): the requester side; a SEND, a WRITE, a READ and
  *     two atomics posted and transmitted, so responses, ACKs and NAKs from
  *     the peer act on outstanding work.
+ *   QP "uc"   (slot 2): a UC QP, two 1 KiB receives posted (page 2).
+ *   QP "ud"   (slot 3): a UD QP (Q_Key XPORT_DEFAULT_QKEY), a receive of
+ *     GRH + 1 KiB and a shorter one after it, up to the end of MR full.
  *
  * Memory, at a fixed address so seeds can name VAs (guard = PROT_NONE):
  *
@@ -47,6 +50,8 @@
 #define FIX_REQ_PSN 0xFFFFF0u		/* first PSN the requester sends: wraps */
 #define FIX_PEER_QPN_RESP 0x000300u
 #define FIX_PEER_QPN_REQ 0x000301u
+#define FIX_PEER_QPN_UC 0x000302u
+#define FIX_PEER_QPN_UD 0x000303u
 #define FIX_RECV_WRS 4			/* of 1024 bytes each, at the start of MR full */
 
 /* Frame flags of the soft target's input (see fuzz_soft.c). */
@@ -56,12 +61,14 @@ enum {
 	FIX_F_RAW_QPN = 1 << 3,		/* keep the BTH destination QP as written */
 	FIX_F_RAW_ICRC = 1 << 4,	/* keep the ICRC as written (else made valid) */
 	FIX_F_PROGRESS = 1 << 5,	/* run the engine after this frame */
+	FIX_F_TO_UC = 1 << 6,		/* deliver to the UC QP */
+	FIX_F_TO_UD = 1 << 7,		/* deliver to the UD QP (before TO_UC and TO_REQ) */
 };
 
 struct fix {
 	struct soft_dev *dev;
 	void *cq;
-	struct soft_qp *resp, *req;
+	struct soft_qp *resp, *req, *uc, *ud;
 	struct xport_mr full, ro;
 	uint8_t *pages;			/* the 6 pages */
 	uint32_t req_first_psn[8];	/* first PSN of each posted WR */
