@@ -401,13 +401,13 @@ unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap)
 
 /* A UD message is one packet: as perftest does, a larger -s becomes the
  * path MTU (said in the preamble), and -a stops there. */
-static void ud_clamp(struct perf_cli *c, const struct perf_session *s)
+static void ud_clamp(struct perf_cli *c, const struct perf_session *s, uint64_t asked)
 {
 	if (perf_connection(s) != XPORT_QPT_UD)
 		return;
 	c->max_msg = perf_mtu(s);
-	if (!c->all && c->o.size > c->max_msg) {
-		c->asked_size = c->o.size;
+	if (!c->all && asked > c->max_msg) {	/* a perftest session clamped it already */
+		c->asked_size = asked;
 		c->o.size = c->max_msg;
 	}
 }
@@ -584,9 +584,11 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 			rc = EXIT_RUNTIME;
 			break;
 		}
-		c->o = o;	/* what the server adopted, for the preamble */
 		if (role != PERF_SERVER)
-			ud_clamp(c, s);
+			ud_clamp(c, s, c->o.size);
+		c->o = o;	/* what the server adopted, for the preamble */
+		if (c->asked_size)
+			c->o.size = c->max_msg;
 		perf_cli_preamble(&r, c, s, role);
 		if (role == PERF_SERVER && !perf_serves_as_runner(s)) {
 			unsigned runs;

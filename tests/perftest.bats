@@ -211,7 +211,7 @@ bw|-H 127.0.0.1|perftest's '-H' is not in rdmakit: bw: it is lat's
 bw|--use_cuda=0 127.0.0.1|perftest's '--use_cuda' is not in rdmakit: rdmakit registers host memory only
 bw|--run_infinitely 127.0.0.1|-D SECONDS with --interval
 lat|-e 127.0.0.1|rdmakit polls its completion queues
-bw|-c UD 127.0.0.1|rdmakit runs RC only yet
+bw|-c UD --op write 127.0.0.1|-c UD carries SEND only
 bw|-c SRD 127.0.0.1|not a transport this build runs
 bw|--output latency 127.0.0.1|--output latency: bw prints bandwidth or message_rate
 bw|--bind_source_ip 127.0.0.1|--bind_source_ip is the client's control connection

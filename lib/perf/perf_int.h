@@ -113,6 +113,8 @@ void perf_server_prepare(struct perf_session *s, struct perf_end *e);
 /* The server end's handling of one completion (SEND receives, echoes). */
 void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct xport_wc *wc);
 void perf_fill_pattern(struct perf_session *s, struct perf_end *e, size_t off);
+/* A receive's message bytes (on UD its byte count has the GRH area too). */
+uint32_t perf_recv_len(const struct perf_session *s, const struct xport_wc *wc);
 /* UC/UD: takes the packets still on their way after the client's "done". */
 void perf_settle(struct perf_session *s, struct perf_end *e);
 /* What this end's receives took in over the run (and its engine dropped). */

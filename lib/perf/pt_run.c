@@ -418,8 +418,8 @@ static int serve_send(struct perf_session *s, struct perf_bw_result *r, char *er
 				return pt_wc_error(s, &wc[i], err);
 			if (wc[i].opcode != XPORT_WC_RECV)
 				continue;
-			if (wc[i].byte_len != s->o.size)
-				return wrong_size(s, wc[i].byte_len, err);
+			if (perf_recv_len(s, &wc[i]) != s->o.size)
+				return wrong_size(s, perf_recv_len(s, &wc[i]), err);
 			last = perf_now_ns();
 			if (!got++)
 				first = last;
@@ -490,8 +490,8 @@ static int reap(struct perf_session *s, struct pingpong *pp, bool *got_recv, cha
 			pp->completed++;
 			continue;
 		}
-		if (wc[i].byte_len != s->o.size)
-			return wrong_size(s, wc[i].byte_len, err);
+		if (perf_recv_len(s, &wc[i]) != s->o.size)
+			return wrong_size(s, perf_recv_len(s, &wc[i]), err);
 		if (repost(s, &wc[i], err) < 0)
 			return -1;
 		*got_recv = true;

@@ -44,6 +44,12 @@ static int32_t pt_verb(const struct perf_opts *o)
 	return PT_VERB_ATOMIC;
 }
 
+/* perftest's connection_type: RC 0, UC 1, UD 2 (its enum ctx_connection_type). */
+static int32_t pt_connection(enum xport_qp_type t)
+{
+	return t == XPORT_QPT_UD ? 2 : t == XPORT_QPT_UC ? 1 : 0;
+}
+
 /* The test's own parameters as perftest would fill the struct (§7). */
 static void negotiate_mine(const struct perf_session *s, struct pt_negotiate *n)
 {
@@ -61,6 +67,7 @@ static void negotiate_mine(const struct perf_session *s, struct pt_negotiate *n)
 	n->num_of_qps = (int32_t)o->qps;
 	n->duration = o->iters ? 5 : (int32_t)ceil(o->duration);
 	n->max_qp_rd_atom = (int32_t)(o->outs ? o->outs : 16);
+	n->connection_type = pt_connection(o->conn);
 }
 
 /* The option a negotiated field stands for, in the words of both tools. */
@@ -201,14 +208,17 @@ static int adopt_negotiated(struct perf_session *s, const struct pt_negotiate *n
 	struct perf_opts *o = &s->o, t = s->o;
 	bool lat = n->tst == PT_TST_LAT;
 
-	if (n->connection_type != 0 || n->use_rdma_cm || n->use_write_with_imm ||
-	    n->data_validation || n->aes_xts || n->sig_offload || n->test_method == PT_RUN_INFINITELY) {
+	if (n->connection_type < 0 || n->connection_type > 2 || n->use_rdma_cm ||
+	    n->use_write_with_imm || n->data_validation || n->aes_xts || n->sig_offload ||
+	    n->test_method == PT_RUN_INFINITELY) {
 		snprintf(err, XPORT_ERR_LEN, "the perftest client at %s asked for what this server "
 			 "does not run (-c %d, -R, --write_with_imm, --data_validation, AES-XTS, "
-			 "signature offload or --run_infinitely): run it with RC over the TCP exchange",
-			 s->oob.peer, n->connection_type);
+			 "signature offload or --run_infinitely): run it with RC, UC or UD over the "
+			 "TCP exchange", s->oob.peer, n->connection_type);
 		return -1;
 	}
+	t.conn = n->connection_type == 2 ? XPORT_QPT_UD : n->connection_type == 1 ?
+		 XPORT_QPT_UC : XPORT_QPT_RC;
 	if (lat != o->latency || (n->tst != PT_TST_LAT && n->tst != PT_TST_BW)) {
 		snprintf(err, XPORT_ERR_LEN, "the perftest client at %s runs a %s test; this is "
 			 "rdmakit %s: start rdmakit %s instead", s->oob.peer, lat ? "latency" :
@@ -435,7 +445,6 @@ static int check_opts(struct perf_session *s, char *err)
 			   o->bidirectional && !o->iters ? "-D with -b (perftest sends no report "
 							    "then: not yet)" :
 			   o->rdma_cm ? "-R/--rdma-cm (perftest's CM exchange is not supported)" :
-			   o->conn != XPORT_QPT_RC ? "-c UC/UD (with a perftest peer: not yet)" :
 			   NULL;
 
 	if (!what)
@@ -485,13 +494,17 @@ static int open_common(struct perf_session *s, char *err)
 	if (sys_data(s, err) < 0 || perf_open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 ||
 	    open_end(s, err) < 0 || swap_mtu(s, err) < 0)
 		return -1;
+	/* perftest runs a UD -s over the MTU at the MTU (what both then negotiate). */
+	if (s->o.conn == XPORT_QPT_UD && !s->o.sweep && s->o.size > s->eff_mtu)
+		s->o.size = s->eff_mtu;
 	if (pt->peer_v >= PT_VERSION_NEGOTIATES && pt->my_v >= PT_VERSION_NEGOTIATES) {
 		struct perf_opts before = s->o;
 
 		if (negotiate(s, err) < 0)
 			return -1;
 		/* A server that adopted another test lays out its buffers anew. */
-		if (before.qps != s->o.qps || before.size != s->o.size || before.sweep != s->o.sweep) {
+		if (before.qps != s->o.qps || before.size != s->o.size || before.sweep != s->o.sweep ||
+		    before.conn != s->o.conn) {
 			perf_end_close(s, &s->a);
 			if (open_end(s, err) < 0)
 				return -1;

@@ -100,6 +100,13 @@ static void check_message(struct perf_session *s, struct perf_end *e, unsigned q
 	}
 }
 
+uint32_t perf_recv_len(const struct perf_session *s, const struct xport_wc *wc)
+{
+	/* The GRH area is UD's alone (rxe flags IBV_WC_GRH on UC too). */
+	return s->o.conn == XPORT_QPT_UD && wc->byte_len >= XPORT_GRH_LEN ?
+	       wc->byte_len - XPORT_GRH_LEN : wc->byte_len;
+}
+
 void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct xport_wc *wc)
 {
 	unsigned q = (unsigned)wc->wr_id;
@@ -111,9 +118,7 @@ void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct 
 	if (wc->opcode != XPORT_WC_RECV)
 		return;
 	{
-		/* The GRH area is UD's alone (rxe flags IBV_WC_GRH on UC too). */
-		uint32_t len = s->o.conn == XPORT_QPT_UD && wc->byte_len >= XPORT_GRH_LEN ?
-			       wc->byte_len - XPORT_GRH_LEN : wc->byte_len;
+		uint32_t len = perf_recv_len(s, wc);
 
 		s->rx_msgs++;
 		s->rx_bytes += len;

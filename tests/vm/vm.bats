@@ -875,6 +875,36 @@ PY
 	assert_success
 }
 
+@test "perftest: -c UD and -c UC against Debian's perftest, both roles, bw and lat; a 6.29 client negotiates UD with a server not told" {
+	boot_perftest
+	run python3 - "$VM_DIR" "$LAB/results" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from pt_results import js, pt_row, verdict
+res, bad, out = sys.argv[2], [], []
+for n, mine, conn in (("deb_srv_bw_send_ud", "cli", "UD"), ("deb_cli_bw_send_ud", "srv", "UD"),
+                      ("deb_srv_lat_send_ud", "cli", "UD"), ("deb_cli_lat_send_ud", "srv", "UD"),
+                      ("deb_srv_bw_write_uc", "cli", "UC"), ("deb_cli_bw_send_uc", "srv", "UC"),
+                      ("up_cli29_bw_send_ud", "srv", "UD")):
+    if n.startswith("up_") and not os.path.exists(f"{res}/{n}.rc"):
+        continue
+    rc = open(f"{res}/{n}.rc").read().split()
+    if rc != ["0", "0"]:
+        bad.append(f"{n}: exit {rc}"); continue
+    d = js(f"{res}/{n}.{mine}")
+    (r,) = d["results"] or [{}]
+    theirs = pt_row(f"{res}/{n}." + ("srv" if mine == "cli" else "cli"))
+    out.append(f"{n} {r.get('iterations')}/{theirs[1] if theirs else None}")
+    if d["params"]["connection"] != conn or d["params"]["peer_protocol"] != "perftest":
+        bad.append(f"{n}: {d['params']}")
+    if "_lat_" not in n and mine == "srv" and r.get("iterations") != 200:
+        bad.append(f"{n}: {r.get('iterations')} messages arrived here of 200")
+verdict(out, bad)
+PY
+	echo "# $output" >&3
+	assert_success
+}
+
 @test "perftest: a SEND test whose sides count different -n: one line naming -n on rdmakit's side, both ways; neither side hangs" {
 	boot_perftest
 	local n rc

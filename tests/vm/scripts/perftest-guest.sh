@@ -147,6 +147,24 @@ pair deb_srv_lat_write_dur ib_write_lat "${P[@]}" -p PORT -D 2 -- \
 # The path MTU is the smaller of the two sides' (-m), as perftest takes it.
 pair deb_srv_bw_write_mtu ib_write_bw "${P[@]}" -m 512 -p PORT -n 100 -- \
 	rdmakit -j bw "${V[@]}" -p PORT -n 100 "$VM_IP"
+# -c UD and -c UC, both roles; a 6.29 client negotiates UD with a server
+# that was not told (it adopts connection_type).
+pair deb_srv_bw_send_ud ib_send_bw "${P[@]}" -c UD -p PORT -n 200 -- \
+	rdmakit -j bw "${V[@]}" -c UD -p PORT -n 200 "$VM_IP"
+pair deb_cli_bw_send_ud rdmakit -j bw "${V[@]}" -c UD -p PORT -n 200 -- \
+	ib_send_bw "${P[@]}" -c UD -p PORT -n 200 "$VM_IP"
+pair deb_srv_lat_send_ud ib_send_lat "${P[@]}" -c UD -p PORT -n 200 -- \
+	rdmakit -j lat "${V[@]}" -c UD -p PORT -n 200 "$VM_IP"
+pair deb_cli_lat_send_ud rdmakit -j lat "${V[@]}" -c UD -p PORT -n 200 -- \
+	ib_send_lat "${P[@]}" -c UD -p PORT -n 200 "$VM_IP"
+pair deb_srv_bw_write_uc ib_write_bw "${P[@]}" -c UC -p PORT -n 200 -- \
+	rdmakit -j bw "${V[@]}" -c UC -p PORT -n 200 "$VM_IP"
+pair deb_cli_bw_send_uc rdmakit -j bw "${V[@]}" -c UC --op send -p PORT -n 200 -- \
+	ib_send_bw "${P[@]}" -c UC -p PORT -n 200 "$VM_IP"
+if [[ -n $PT629 ]]; then
+	pair up_cli29_bw_send_ud rdmakit -j bw "${V[@]}" --op send -p PORT -n 200 -- \
+		"$PT629/ib_send_bw" "${P[@]}" -c UD -p PORT -n 200 "$VM_IP"
+fi
 # Bad input: a SEND test whose two sides count different -n, both ways.
 pair deb_srv_bw_send_iters ib_send_bw "${P[@]}" -p PORT -n 100 -- \
 	rdmakit -j bw "${V[@]}" --op send -p PORT -n 200 --timeout 10 "$VM_IP"
