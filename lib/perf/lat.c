@@ -99,6 +99,7 @@ static bool completions_ready(struct perf_session *s, void *p)
 			if (post_echo_recv(s, err) < 0) {
 				w->failed = true;
 				w->bad = wc[i];
+				w->bad.status = XPORT_WC_GENERAL_ERR;	/* the repost, not the echo */
 				return true;
 			}
 			continue;
@@ -206,7 +207,7 @@ static int ping(struct perf_session *s, uint64_t i, uint64_t *ns, struct perf_la
 	perf_latency_gap(s);
 	t0 = perf_now_ns();
 	if (xport_post_send(e->qp[0], &wr, err) < 0)
-		return 0;
+		return -1;
 	ok = wait_for(s, s->o.op == PERF_WRITE ? write_echo_ready : completions_ready, &w, err);
 	*ns = perf_now_ns() - t0;
 	r->late += w.late;
@@ -236,8 +237,14 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 	r->wait_us = (uint32_t)(answer_wait_ns(s) / 1000);
 	if (perf_run_begin(s, err) < 0)
 		return -1;
-	if (s->o.op == PERF_SEND && post_echo_recv(s, err) < 0)
-		return -1;
+	/* One echo receive outstanding for the session: each answer's is
+	 * posted again as it is taken, and a lost ping leaves its own posted
+	 * (one per size would pile up on the one buffer they share). */
+	if (s->o.op == PERF_SEND && !s->echo_recv_posted) {
+		if (post_echo_recv(s, err) < 0)
+			return -1;
+		s->echo_recv_posted = true;
+	}
 	cpu0 = perf_cpu_ns();
 	wall0 = perf_now_ns();
 	deadline = wall0 + (uint64_t)(s->o.duration * 1e9);

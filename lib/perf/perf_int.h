@@ -51,6 +51,7 @@ struct perf_session {
 	uint64_t rx_last_ns;		/* when the last one did */
 	struct xport_counters rx_ctr0;	/* the engine's counters when the run began */
 	struct ctl_received peer_rx;	/* client: the server's count of the last run */
+	bool echo_recv_posted;		/* lat SEND: the echo's receive is posted */
 	struct pt_state *pt;		/* a perftest peer: its protocol's state (pt_int.h) */
 	uint64_t *samples;		/* lat -H/-U (perf_lat_record) */
 	uint64_t samples_cap;

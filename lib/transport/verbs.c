@@ -361,6 +361,8 @@ static int connect_unreliable(struct verbs_qp *q, struct ibv_qp_attr *rtr,
 	if (!ud)
 		return 0;
 	q->remote_qpn = rtr->dest_qp_num;
+	if (q->ah)	/* connected again: the new destination replaces the old */
+		ibv_destroy_ah(q->ah);
 	q->ah = ibv_create_ah(d->pd, &rtr->ah_attr);
 	if (!q->ah) {
 		snprintf(err, XPORT_ERR_LEN, "cannot create an address handle on %s toward the "

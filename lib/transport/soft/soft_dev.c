@@ -116,7 +116,7 @@ static bool takes_transport(const struct soft_qp *qp, uint8_t transport)
 {
 	switch (qp->attr.type) {
 	case XPORT_QPT_UC: return transport == WIRE_TR_UC || transport == WIRE_TR_CNP;
-	case XPORT_QPT_UD: return transport == WIRE_TR_UD;
+	case XPORT_QPT_UD: return transport == WIRE_TR_UD || transport == WIRE_TR_CNP;
 	default: return transport == WIRE_TR_RC || transport == WIRE_TR_CNP;
 	}
 }
@@ -147,8 +147,9 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	}
 	/* RC and UC are connections: only the peer's address may speak on
 	 * one (not its UDP source port, which carries entropy), under its
-	 * P_Key.  UD takes anyone's datagram under its P_Key and Q_Key. */
-	if ((qp->attr.type != XPORT_QPT_UD &&
+	 * P_Key.  UD takes anyone's datagram under its P_Key and Q_Key, but
+	 * a CNP only from the destination it sends to. */
+	if (((qp->attr.type != XPORT_QPT_UD || p.bth.opcode == OP_CNP) &&
 	     (pk->src.v6 != qp->peer.v6 || memcmp(pk->src.ip, qp->peer.ip, 16) != 0)) ||
 	    (p.bth.pkey & 0x7FFF) != (WIRE_DEFAULT_PKEY & 0x7FFF)) {
 		if (!soft_rx_icrc_ok(d, NULL, pk)) {
