@@ -54,7 +54,8 @@ void flow_key_of(const struct wire_pkt *p, struct flow_key *k)
 
 	memset(k, 0, sizeof(*k));
 	k->dqpn = p->bth.dqpn;
-	if (p->op && (tr == WIRE_TR_UC || tr == WIRE_TR_UD))
+	/* A UD packet cut before its DETH has no source QP: keyed as the others. */
+	if (p->op && (tr == WIRE_TR_UC || (tr == WIRE_TR_UD && (p->ext & WIRE_X_DETH))))
 		k->service = tr;
 	if (p->layers & WIRE_L_IPV4) {
 		k->family = 4;

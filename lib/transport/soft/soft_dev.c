@@ -161,8 +161,9 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 		return;
 	}
 	/* Only then the ICRC with the IDs expected: a stranger's packets
-	 * must not move them (UD's senders are anyone: their hosts' IDs). */
-	if (!soft_rx_icrc_ok(d, qp->attr.type == XPORT_QPT_UD ? NULL : &qp->rx_ids, pk)) {
+	 * must not move them.  (UD's senders are many: its QP's tracker
+	 * wanders, the sending host's holds.) */
+	if (!soft_rx_icrc_ok(d, &qp->rx_ids, pk)) {
 		d->ctr.icrc_errors++;
 		return;
 	}
