@@ -222,39 +222,6 @@ static void port_counters(struct printer *pr, const struct perf_port_deltas *pd)
 	print_close(pr);
 }
 
-/* UC and UD: what arrived of what was sent, and where the rest was lost as
- * far as the hosts can tell. */
-static void loss_details(struct printer *pr, const struct perf_bw_result *res)
-{
-	if (!res->received_known) {	/* WRITE: the receiver has nothing to count */
-		print_fp(pr, " sent %llu messages; a WRITE gives the receiver nothing to count "
-			 "(--verify checks the data)\n", (unsigned long long)res->iterations);
-		print_uint(pr, PRINT_JSON, "host_tx_drops", NULL, res->host_tx_drops);
-		return;
-	}
-	print_uint(pr, PRINT_JSON, "sent_msgs", NULL, res->iterations);
-	print_uint(pr, PRINT_ANY, "received_msgs", " received %llu", res->received_msgs);
-	print_uint(pr, PRINT_FP, NULL, " of %llu messages", res->iterations);
-	print_uint(pr, PRINT_JSON, "received_bytes", NULL, res->received_bytes);
-	print_uint(pr, PRINT_ANY, "lost_msgs", ", lost %llu", res->lost_msgs);
-	print_float(pr, PRINT_ANY, "loss_percent", " (%.3f%%)", res->loss_percent);
-	print_open_object(pr, "lost_where");
-	print_uint(pr, PRINT_ANY, "host_tx_drops", "; sender's host refused %llu packets",
-		   res->host_tx_drops);
-	if (res->lost_where_known) {
-		print_uint(pr, PRINT_ANY, "rcvbuf_drops", ", receiver's socket buffer dropped %llu",
-			   res->rcvbuf_drops);
-		print_uint(pr, PRINT_ANY, "no_recv_drops", ", %llu found no receive posted",
-			   res->no_recv_drops);
-		print_uint(pr, PRINT_ANY, "qkey_drops", ", %llu under another Q_Key",
-			   res->qkey_drops);
-		print_uint(pr, PRINT_ANY, "uc_msgs_cut", ", %llu cut at a PSN gap",
-			   res->uc_msgs_cut);
-	}
-	print_close(pr);
-	print_fp(pr, "\n");
-}
-
 /* What follows the row: counters (JSON) and the two directions of -b. */
 static void row_details(struct printer *pr, const struct bw_cli *b,
 			const struct perf_bw_result *res, bool soft)
@@ -279,7 +246,8 @@ static void row_details(struct printer *pr, const struct bw_cli *b,
 		print_uint(pr, PRINT_JSON, "peer_iterations", NULL, res->peer_iterations);
 	}
 	if (res->unreliable)
-		loss_details(pr, res);
+		perf_cli_loss(pr, "", &res->loss, "a WRITE gives the receiver nothing to count: "
+			      "--verify checks the data");
 	if (res->atomic_added_known)
 		print_uint(pr, PRINT_ANY, "atomic_added", " fetch-and-adds that landed here: %llu\n",
 			   res->atomic_added);

@@ -38,6 +38,8 @@ static const struct opt_spec incast_opts_spec[] = {
 	{ "local", OPT_LOCAL, "N", "sender: N senders from this process, each its own QPs" },
 	{ "pattern", OPT_PATTERN, "PATTERN", "incast (many to one, default) or all-to-all" },
 	{ "op", OPT_OP, "OP", "write (default) or send" },
+	{ "connection", 'c', "TYPE", "transport: RC (default), UC or UD (UD: send, -s at most "
+				     "the MTU)" },
 	{ "size", 's', "BYTES", "message size, k/m/g suffixes allowed (default 65536)" },
 	{ "duration", 'D', "SECONDS", "run every flow this long (default 5)" },
 	{ "bytes", OPT_BYTES, "BYTES", "move BYTES per flow instead, and time each flow" },
@@ -221,6 +223,15 @@ static int finish(struct incast_cli *x, int argc, char **argv, int first, char *
 		return EXIT_USAGE;
 	if (x->c.o.size < 1)
 		return usage_error("incast", "-s/--size must be at least 1 byte");
+	/* UD is SEND's: `-c UD` alone is a SEND incast. */
+	if (x->c.o.conn == XPORT_QPT_UD && !(x->c.o.explicit_set & PERF_SET_OP))
+		x->c.o.op = PERF_SEND;
+	{
+		char why[XPORT_ERR_LEN];
+
+		if (perf_conn_check(&x->c.o, why) < 0)
+			return usage_error("incast", "%s", why);
+	}
 	if (x->coordinator) {
 		if (operands || x->serve || x->local_set)
 			return usage_error("incast", "--coordinator takes the role from the launcher: "
@@ -281,6 +292,9 @@ static void preamble(struct report *r, const struct incast_result *res, bool coo
 	report_param(r, "Engine", "engine", REPORT_STR, RV_STR(res->engine));
 	report_param(r, "Local address", "local_address", REPORT_STR, RV_STR(res->local_addr));
 	report_param(r, "Operation", "op", REPORT_STR, RV_STR(perf_op_name(t->op)));
+	report_param(r, "Connection type", "connection", REPORT_STR, RV_STR(perf_conn_name(t->conn)));
+	if (res->ud_asked_size)
+		perf_cli_ud_note(r, res->ud_asked_size, t->size);
 	report_param(r, "Message size", "size_bytes", REPORT_U64, RV_U64(t->size));
 	if (res->flow_bytes)
 		report_param(r, "Bytes per flow", "flow_bytes", REPORT_U64, RV_U64(res->flow_bytes));
@@ -296,6 +310,8 @@ static void preamble(struct report *r, const struct incast_result *res, bool coo
 
 static void flows_table(struct report *r, const struct incast_result *res)
 {
+	/* UC and UD add what was sent and lost; #bytes and #messages are then
+	 * what arrived, where the receiver counted. */
 	static const struct report_col cols[] = {
 		{ "flow", "flow", REPORT_U64, 0 },
 		{ "src", "src_rank", REPORT_U64, 0 },
@@ -304,31 +320,51 @@ static void flows_table(struct report *r, const struct incast_result *res)
 		{ "receiver", "receiver", REPORT_STR, 0 },
 		{ "#bytes", "bytes", REPORT_U64, 0 },
 		{ "#messages", "messages", REPORT_U64, 0 },
+		{ "#sent", "sent_msgs", REPORT_U64, 0 },
+		{ "#lost", "lost_msgs", REPORT_U64, 0 },
+		{ "loss[%]", "loss_percent", REPORT_DOUBLE, 3 },
 		{ "goodput[Gb/sec]", "goodput_gbps", REPORT_DOUBLE, 3 },
 		{ "fct[usec]", "fct_us", REPORT_DOUBLE, 1 },
 		{ "status", "status", REPORT_STR, 0 },
 		{ NULL, "seconds", REPORT_DOUBLE, 6 },
+		{ NULL, "sent_bytes", REPORT_U64, 0 },
 	};
-	int widths[sizeof(cols) / sizeof(cols[0])] = { 0 };
+	enum { NCOLS = sizeof(cols) / sizeof(cols[0]), FIRST_LOSS = 7, NLOSS = 3 };
+	struct report_col used[NCOLS];
+	int widths[NCOLS] = { 0 };
+	unsigned n = 0;
 
+	for (unsigned c = 0; c < NCOLS; c++)
+		if (res->unreliable || ((c < FIRST_LOSS || c >= FIRST_LOSS + NLOSS) &&
+					c != NCOLS - 1))
+			used[n++] = cols[c];
 	/* Sender and receiver as wide as the longest name, so both read alike. */
 	for (unsigned i = 0; i < res->participants && i < INCAST_MAX_RANKS; i++)
 		if ((int)strlen(res->names[i]) > widths[3])
 			widths[3] = widths[4] = (int)strlen(res->names[i]);
-	report_table_begin_widths(r, cols, sizeof(cols) / sizeof(cols[0]), widths);
+	report_table_begin_widths(r, used, n, widths);
 	for (unsigned i = 0; i < res->nflows; i++) {
 		const struct incast_flow *f = &res->flows[i];
 		const char *status = f->failed ? "failed" :
 				     (res->test.verify && !f->verified) ? "corrupt" : "ok";
-		struct report_value v[] = {
+		bool lost_known = f->loss.received_known;
+		struct report_value all[NCOLS] = {
 			RV_U64(f->id), RV_U64(f->src), RV_U64(f->dst),
 			RV_STR(res->names[f->src % INCAST_MAX_RANKS]),
-			RV_STR(res->names[f->dst % INCAST_MAX_RANKS]), RV_U64(f->bytes),
-			RV_U64(f->messages), RV_DBL(f->goodput_gbps),
-			f->fct_us >= 0 ? RV_DBL(f->fct_us) : RV_NONE, RV_STR(status),
-			RV_DBL(f->seconds),
+			RV_STR(res->names[f->dst % INCAST_MAX_RANKS]),
+			RV_U64(incast_flow_delivered_bytes(f)), RV_U64(incast_flow_delivered_msgs(f)),
+			RV_U64(f->messages), lost_known ? RV_U64(f->loss.lost_msgs) : RV_NONE,
+			lost_known ? RV_DBL(f->loss.loss_percent) : RV_NONE,
+			RV_DBL(f->goodput_gbps), f->fct_us >= 0 ? RV_DBL(f->fct_us) : RV_NONE,
+			RV_STR(status), RV_DBL(f->seconds), RV_U64(f->bytes),
 		};
+		struct report_value v[NCOLS];
 
+		n = 0;
+		for (unsigned c = 0; c < NCOLS; c++)
+			if (res->unreliable || ((c < FIRST_LOSS || c >= FIRST_LOSS + NLOSS) &&
+						c != NCOLS - 1))
+				v[n++] = all[c];
 		report_table_row(r, v);
 		if (f->failed) {
 			print_string(report_row_more(r), PRINT_JSON, "error", NULL, f->error);
@@ -484,6 +520,14 @@ static void summary(struct report *r, const struct incast_result *res, double li
 	} else {
 		print_null(&pr, PRINT_ANY, "fct_us", " FCT[usec]                 : %s (every flow ran "
 			   "-D seconds)\n", "-");
+	}
+	if (res->unreliable) {
+		/* The receivers' counts; a sender alone knows only what it sent. */
+		print_open_object(&pr, "loss");
+		perf_cli_loss(&pr, " Loss (UC/UD)              :", &res->loss, res->test.op == PERF_SEND ?
+			      "the coordinator's report counts what arrived" :
+			      "a WRITE gives the receiver nothing to count: --verify checks the data");
+		print_close(&pr);
 	}
 	latency(&pr, &res->latency);
 	counters(&pr, res);

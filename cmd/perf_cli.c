@@ -412,6 +412,52 @@ static void ud_clamp(struct perf_cli *c, const struct perf_session *s, uint64_t 
 	}
 }
 
+void perf_cli_ud_note(struct report *r, uint64_t asked, uint64_t mtu)
+{
+	char note[160];
+
+	snprintf(note, sizeof(note), "-s %llu is over the path MTU, the most a UD message "
+		 "carries: the run uses -s %llu", (unsigned long long)asked,
+		 (unsigned long long)mtu);
+	report_param(r, "Note", "ud_size_note", REPORT_STR, RV_STR(note));
+}
+
+void perf_cli_loss(struct printer *pr, const char *lead, const struct perf_loss *l,
+		   const char *unknown_why)
+{
+	print_fp(pr, "%s", lead);
+	print_uint(pr, PRINT_JSON, "sent_msgs", NULL, l->sent_msgs);
+	if (!l->received_known) {
+		print_uint(pr, PRINT_FP, NULL, " sent %llu messages", l->sent_msgs);
+		print_string(pr, PRINT_FP, NULL, "; %s", unknown_why);
+		print_null(pr, PRINT_JSON, "received_msgs", NULL, NULL);
+		print_null(pr, PRINT_JSON, "received_bytes", NULL, NULL);
+		print_null(pr, PRINT_JSON, "lost_msgs", NULL, NULL);
+		print_null(pr, PRINT_JSON, "loss_percent", NULL, NULL);
+		print_uint(pr, PRINT_ANY, "host_tx_drops", "; the sender's host refused %llu "
+			   "packets\n", l->host_tx_drops);
+		return;
+	}
+	print_uint(pr, PRINT_ANY, "received_msgs", " received %llu", l->received_msgs);
+	print_uint(pr, PRINT_FP, NULL, " of %llu messages", l->sent_msgs);
+	print_uint(pr, PRINT_JSON, "received_bytes", NULL, l->received_bytes);
+	print_uint(pr, PRINT_ANY, "lost_msgs", ", lost %llu", l->lost_msgs);
+	print_float(pr, PRINT_ANY, "loss_percent", " (%.3f%%)", l->loss_percent);
+	print_open_object(pr, "lost_where");
+	print_uint(pr, PRINT_ANY, "host_tx_drops", "; sender's host refused %llu packets",
+		   l->host_tx_drops);
+	if (l->where_known) {
+		print_uint(pr, PRINT_ANY, "rcvbuf_drops", ", receiver's socket buffer dropped %llu datagrams",
+			   l->rcvbuf_drops);
+		print_uint(pr, PRINT_ANY, "no_recv_drops", ", %llu found no receive posted",
+			   l->no_recv_drops);
+		print_uint(pr, PRINT_ANY, "qkey_drops", ", %llu under another Q_Key", l->qkey_drops);
+		print_uint(pr, PRINT_ANY, "uc_msgs_cut", ", %llu cut at a PSN gap", l->uc_msgs_cut);
+	}
+	print_close(pr);
+	print_fp(pr, "\n");
+}
+
 void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_session *s,
 		       enum perf_role role)
 {
@@ -448,14 +494,8 @@ void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_s
 	report_param(r, "Operation", "op", REPORT_STR, RV_STR(op));
 	report_param(r, "Connection type", "connection", REPORT_STR,
 		     RV_STR(perf_conn_name(perf_connection(s))));
-	if (c->asked_size) {
-		char note[160];
-
-		snprintf(note, sizeof(note), "-s %llu is over the path MTU, the most a UD message "
-			 "carries: the run uses -s %llu", (unsigned long long)c->asked_size,
-			 (unsigned long long)c->max_msg);
-		report_param(r, "Note", "ud_size_note", REPORT_STR, RV_STR(note));
-	}
+	if (c->asked_size)
+		perf_cli_ud_note(r, c->asked_size, c->max_msg);
 	report_param(r, "Number of qps", "qps", REPORT_U64, RV_U64(o->qps));
 	report_param(r, "TX depth", "tx_depth", REPORT_U64, RV_U64(o->tx_depth));
 	if (!o->latency) {	/* perftest's headings; -a: the first size's (rows say theirs) */

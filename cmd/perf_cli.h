@@ -182,6 +182,14 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 /* The preamble lines (engine, address, op, QPs, MTU...). */
 void perf_cli_preamble(struct report *r, const struct perf_cli *c, struct perf_session *s,
 		       enum perf_role role);
+/* The preamble's note that UD ran -s asked at the path MTU (bw, incast). */
+void perf_cli_ud_note(struct report *r, uint64_t asked, uint64_t mtu);
+/* UC and UD: what arrived of what was sent and where the rest was lost, as
+ * one text line and JSON keys in the current object (bw's row, incast's
+ * "loss" object); lead starts the text line, unknown_why says why nothing
+ * arrived is counted when the receiver's count is not known. */
+void perf_cli_loss(struct printer *pr, const char *lead, const struct perf_loss *l,
+		   const char *unknown_why);
 /* Sizes to run: one, or the -a sweep; returns how many. */
 unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap);
 

@@ -65,7 +65,7 @@ _rdmakit_command_opts()
 			'--histogram --hgrm --expect-p99-us --latency_gap --report-histogram --report-histogrm --report-unsorted --plot --json --pretty --help'
 		;;
 	incast)
-		echo '--serve --senders --wait-timeout --local --pattern --op --size --duration --bytes --interval --qps' \
+		echo '--serve --senders --wait-timeout --local --pattern --op --connection --size --duration --bytes --interval --qps' \
 			'--coordinator --rank --world-size --link-gbps --expect-gbps --expect-fairness --max-memory' \
 			'--engine --bind --port --udp-port --ib-dev --ib-port --gid-index --auth-key --tx-depth --rx-depth' \
 			'--mtu --tos --qp-timeout --retry-cnt --rnr-retry --verify --timeout' \
@@ -137,7 +137,7 @@ _rdmakit_option_value()
 	bw:--op|lat:--op)
 		echo 'words write read send atomic'
 		;;
-	bw:-c|bw:--connection|lat:-c|lat:--connection)
+	bw:-c|bw:--connection|lat:-c|lat:--connection|incast:-c|incast:--connection)
 		echo 'words RC UC UD'
 		;;
 	bw:-A|bw:--atomic_type|lat:-A|lat:--atomic_type)

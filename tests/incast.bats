@@ -351,3 +351,66 @@ print("goodput %.2f Gb/s, Jain %.3f, retransmits %d of %d packets, timeouts %d" 
 	run -2 "$RDMAKIT" incast --local 0 h
 	assert_output --partial "--local"
 }
+
+@test "incast -c UD and -c UC: every flow says what it sent, what arrived and what was lost, and it adds up" {
+	local conn
+	for conn in "UD" "UC --op send"; do
+		# shellcheck disable=SC2086
+		coordinator --senders 2 --json -c $conn --verify
+		# shellcheck disable=SC2086
+		run -0 timeout 30 "$RDMAKIT" incast --local 2 -p "$PORT" --bind "$ADDR2" -c $conn \
+			-s 1024 --bytes 4m "$ADDR"
+		assert_line --regexp "^ Connection type : ${conn%% *}$"
+		assert_line --partial "the coordinator's report counts what arrived"
+		wait_pid "$CO" 20
+		[ "$WAIT_RC" -eq 0 ] || fail "$conn: $(cat "$BATS_TEST_TMPDIR/co.err")"
+		json_check '
+p, f, l = d["params"], r["flows"], r["loss"]
+assert p["connection"] == "'"${conn%% *}"'" and p["op"] == "send" and p["size_bytes"] == 1024, p
+assert len(f) == 2 and all(x["status"] == "ok" for x in f), f
+for x in f:
+    # 4 MiB in 1 KiB messages, however many arrived; --bytes ends by what was sent.
+    assert x["sent_msgs"] == 4096 and x["sent_bytes"] == 4 << 20 and x["fct_us"] > 0, x
+    assert x["messages"] + x["lost_msgs"] == x["sent_msgs"], x
+    assert x["bytes"] == 1024 * x["messages"], x
+    close(x["goodput_gbps"], x["bytes"] * 8 / x["seconds"] / 1e9, 1e-3)
+    close(x["loss_percent"], 100 * x["lost_msgs"] / x["sent_msgs"], 1e-9)
+assert l["sent_msgs"] == 8192 and l["received_msgs"] == sum(x["messages"] for x in f), l
+assert l["lost_msgs"] == sum(x["lost_msgs"] for x in f), l
+assert l["received_bytes"] == sum(x["bytes"] for x in f), l
+w = l["lost_where"]
+assert set(w) == {"host_tx_drops", "rcvbuf_drops", "no_recv_drops", "qkey_drops", "uc_msgs_cut"}, w'
+	done
+}
+
+@test "incast -c UC WRITE counts at the senders; -c UD runs -s over the MTU at the MTU, said in a note" {
+	coordinator --senders 1 --json -c UC --verify
+	run -0 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -D 0.5 "$ADDR"
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ] || fail "$(cat "$BATS_TEST_TMPDIR/co.err")"
+	json_check '
+(x,), l = r["flows"], r["loss"]
+assert d["params"]["op"] == "write" and x["status"] == "ok" and x["sent_msgs"] > 0, x
+assert x["lost_msgs"] is None and x["messages"] == x["sent_msgs"], x
+assert l["received_msgs"] is None and l["sent_msgs"] == x["sent_msgs"], l'
+	coordinator --senders 1 --json -c UD -s 9000
+	run -0 timeout 30 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -D 0.5 "$ADDR"
+	wait_pid "$CO" 20
+	[ "$WAIT_RC" -eq 0 ] || fail "$(cat "$BATS_TEST_TMPDIR/co.err")"
+	json_check '
+p, (x,) = d["params"], r["flows"]
+assert "-s 9000 is over the path MTU" in p["ud_size_note"], p
+assert p["size_bytes"] == p["mtu_bytes"] and x["bytes"] == x["messages"] * p["mtu_bytes"], (p, x)'
+}
+
+@test "incast -c: what the transport cannot carry is refused, on the command line and at the coordinator" {
+	run --separate-stderr "$RDMAKIT" incast -c UD --op write "$ADDR"
+	assert_one_line_error 2 "-c UD carries SEND only"
+	run --separate-stderr "$RDMAKIT" incast -c XRC "$ADDR"
+	assert_one_line_error 2 "it runs RC, UC and UD"
+	coordinator --senders 1 -c UD --wait-timeout 3
+	run --separate-stderr timeout 20 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" --op write "$ADDR"
+	assert_one_line_error 3 "-c UD carries SEND only"
+	run --separate-stderr timeout 20 "$RDMAKIT" incast -p "$PORT" --bind "$ADDR2" -c UC "$ADDR"
+	assert_one_line_error 3 "asked for -c UC, but this run has -c UD"
+}

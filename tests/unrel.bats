@@ -48,8 +48,11 @@ w = r["lost_where"]
 assert r["sent_msgs"] == r["iterations"] == 20000, r
 assert r["received_msgs"] + r["lost_msgs"] == r["sent_msgs"], r
 assert r["received_bytes"] == r["received_msgs"] * r["bytes"], r
-# One packet per message: every lost one is a drop some counter saw.
-assert r["lost_msgs"] == w["no_recv_drops"] + w["rcvbuf_drops"] + w["host_tx_drops"] + w["qkey_drops"], r
+# One packet per message, and loopback loses nothing on the way: every
+# lost one is a drop some counter saw.  The socket buffer counts datagrams
+# as the kernel does, and loopback carries GSO bursts of up to 64 packets.
+other = w["no_recv_drops"] + w["host_tx_drops"] + w["qkey_drops"]
+assert w["rcvbuf_drops"] <= r["lost_msgs"] - other <= 64 * w["rcvbuf_drops"], r
 assert abs(r["loss_percent"] - 100 * r["lost_msgs"] / r["sent_msgs"]) < 1e-9, r
 print(r["lost_msgs"], w)'
 	assert_success
@@ -77,7 +80,8 @@ assert r["received_msgs"] + r["lost_msgs"] == 5000, r' "$conn"
 	run -0 "$RDMAKIT" -j bw --loopback --bind "$ADDR" -c UC -n 2000 -s 4096 --verify
 	json_eval '
 (r,) = d["results"]
-assert r["iterations"] == 2000 and "received_msgs" not in r and "host_tx_drops" in r, r'
+assert r["iterations"] == r["sent_msgs"] == 2000 and r["received_msgs"] is None, r
+assert r["lost_msgs"] is None and "host_tx_drops" in r, r'
 }
 
 @test "lat -c UD and -c UC: every ping answered on a clean path, none lost; the JSON says how long a ping waits" {

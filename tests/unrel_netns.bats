@@ -115,3 +115,69 @@ assert r["lost_msgs"] == int(sys.argv[2]), r' "$(dropped)"
 	echo "# $output" >&3
 	assert_success
 }
+
+@test "incast -c UD, three senders each losing 2%: every flow's lost messages are its own sender's nftables drops (+ the receiver's), exactly" {
+	# One rule per sender, told apart by its address (a UDP source port
+	# is a QP's entropy, not its host's).
+	local a
+	for a in 198.18.9.3 198.18.9.4 198.18.9.5; do
+		ip -n "$NS_S" addr add "$a/24" dev "$VETH_S"
+	done
+	ip netns exec "$NS_R" nft -f - <<-EOF2
+		table ip rkunrel {
+			chain pre {
+				type filter hook prerouting priority 0;
+				ip saddr 198.18.9.3 udp dport 4791 numgen random mod 1000 < 20 counter drop
+				ip saddr 198.18.9.4 udp dport 4791 numgen random mod 1000 < 20 counter drop
+				ip saddr 198.18.9.5 udp dport 4791 numgen random mod 1000 < 20 counter drop
+			}
+		}
+	EOF2
+	bg_ns "$BATS_TEST_TMPDIR/co.json" "$BATS_TEST_TMPDIR/co.err" "$NS_R" \
+		"$RDMAKIT" -j incast --serve --senders 3 -c UD -s 1024 --bytes 8m --timeout 30
+	local co=$BG senders=() p
+	wait_listen_ns "$NS_R" 18515
+	for a in 198.18.9.3 198.18.9.4 198.18.9.5; do
+		bg_ns "$BATS_TEST_TMPDIR/s$a.out" "$BATS_TEST_TMPDIR/s$a.err" "$NS_S" \
+			"$RDMAKIT" incast -c UD --bind "$a" --timeout 30 "$IP_R"
+		senders+=("$BG")
+	done
+	for p in "${senders[@]}"; do
+		wait_pid "$p" 60
+		[[ $WAIT_RC -eq 0 ]] || fail "a sender exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR"/s*.err)"
+	done
+	wait_pid "$co" 20
+	[[ $WAIT_RC -eq 0 ]] || fail "the coordinator exited $WAIT_RC: $(cat "$BATS_TEST_TMPDIR/co.err")"
+	ip netns exec "$NS_R" nft -j list table ip rkunrel >"$BATS_TEST_TMPDIR/nft.json"
+	run python3 - "$BATS_TEST_TMPDIR/co.json" "$BATS_TEST_TMPDIR/nft.json" <<-'EOF2'
+		import json, sys
+		r = json.load(open(sys.argv[1]))["results"]
+		nft = {}
+		for x in json.load(open(sys.argv[2]))["nftables"]:
+		    expr = x.get("rule", {}).get("expr", [])
+		    port = [e["match"]["right"] for e in expr
+		            if "match" in e and e["match"]["left"].get("payload", {}).get("field") == "saddr"]
+		    count = [e["counter"]["packets"] for e in expr if "counter" in e]
+		    if port and count:
+		        nft[port[0]] = count[0]
+		loss, w = r["loss"], r["loss"]["lost_where"]
+		host = w["rcvbuf_drops"] + w["no_recv_drops"] + w["qkey_drops"] + w["host_tx_drops"]
+		print("nftables dropped %s, the hosts %d; run lost %d of %d"
+		      % (nft, host, loss["lost_msgs"], loss["sent_msgs"]))
+		assert len(r["flows"]) == 3 and len(nft) == 3 and all(nft.values()), (r["flows"], nft)
+		for f in r["flows"]:
+		    port = f["sender"]
+		    print("flow %d from %s: sent %d, received %d, lost %d (%.3f%%); nftables %d"
+		          % (f["flow"], port, f["sent_msgs"], f["messages"], f["lost_msgs"],
+		             f["loss_percent"], nft[port]))
+		    assert f["status"] == "ok" and f["sent_msgs"] == 8192, f
+		    assert f["messages"] + f["lost_msgs"] == 8192, f
+		    assert f["bytes"] == 1024 * f["messages"], f
+		    # The receiver's own drops are not per flow: at most them more.
+		    assert nft[port] <= f["lost_msgs"] <= nft[port] + host, (f, nft[port], host)
+		assert loss["lost_msgs"] == sum(nft.values()) + host, (loss, nft, host)
+		assert loss["sent_msgs"] == 3 * 8192 == loss["received_msgs"] + loss["lost_msgs"], loss
+	EOF2
+	echo "# $output" >&3
+	assert_success
+}

@@ -517,21 +517,19 @@ static void port_deltas(struct perf_port_deltas *pd, const struct ctr_snapshot *
 static void account_loss(struct perf_session *s, struct perf_bw_result *r)
 {
 	const struct ctl_received *rx = &s->peer_rx;
+	struct perf_loss *l = &r->loss;
 
 	r->unreliable = true;
-	r->host_tx_drops = r->counters.tx_drops;
+	l->sent_msgs = r->iterations;
+	l->host_tx_drops = r->counters.tx_drops;
 	if (s->o.op != PERF_SEND)
 		return;
-	r->received_known = true;
-	r->received_msgs = rx->msgs;
-	r->received_bytes = rx->bytes;
-	r->lost_msgs = r->iterations > rx->msgs ? r->iterations - rx->msgs : 0;
-	r->loss_percent = r->iterations ? 100.0 * (double)r->lost_msgs / (double)r->iterations : 0;
-	r->lost_where_known = rx->drops_known;
-	r->rcvbuf_drops = rx->rcvbuf_drops;
-	r->no_recv_drops = rx->no_recv_drops;
-	r->qkey_drops = rx->qkey_drops;
-	r->uc_msgs_cut = rx->uc_msgs_cut;
+	perf_loss_count(l, r->iterations, rx->msgs, rx->bytes);
+	l->where_known = rx->drops_known;
+	l->rcvbuf_drops = rx->rcvbuf_drops;
+	l->no_recv_drops = rx->no_recv_drops;
+	l->qkey_drops = rx->qkey_drops;
+	l->uc_msgs_cut = rx->uc_msgs_cut;
 }
 
 static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_bw_result *peer,

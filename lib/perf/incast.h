@@ -48,6 +48,9 @@ struct incast_flow {
 	double fct_us;			/* with --bytes; < 0 with -D */
 	double goodput_gbps;
 	bool verified;			/* --verify: what the receiver found */
+	/* UC and UD: bytes and messages are what was sent; loss says what
+	 * arrived of them (loss.received_known: SEND, its receiver counted). */
+	struct perf_loss loss;
 	bool failed;
 	char error[256];
 	/* --interval: bytes completed in each interval of interval_ns from
@@ -90,6 +93,13 @@ struct incast_result {
 	uint64_t interval_ns;		/* the flows' common interval (0: none), at
 					 * least the one asked for (see INCAST_MAX_INTERVALS) */
 	uint64_t flow_bytes;
+	/* UC and UD: every flow's loss summed, and where it went as far as the
+	 * hosts' engines can tell (their counters; known when every node runs
+	 * the soft engine). */
+	bool unreliable;
+	struct perf_loss loss;
+	bool drops_unknown;		/* a node's engine cannot tell */
+	uint64_t ud_asked_size;		/* -s as asked, when UD ran it at the path MTU */
 };
 
 /* Coordinator: waits for the participants, runs, fills *r (free with
@@ -104,6 +114,9 @@ void incast_result_free(struct incast_result *r);
 const char *incast_pattern_name(enum incast_pattern p);
 /* The link rate of the interface that holds addr, in Gb/s; 0 unknown. */
 double incast_link_gbps(const char *addr);
+/* What a flow delivered: on UC and UD what its receiver counted, if it did. */
+uint64_t incast_flow_delivered_bytes(const struct incast_flow *f);
+uint64_t incast_flow_delivered_msgs(const struct incast_flow *f);
 /* Jain's fairness index of n values: (sum x)^2 / (n * sum x^2). */
 double incast_jain(const double *x, unsigned n);
 

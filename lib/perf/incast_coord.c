@@ -241,8 +241,26 @@ static int setup(struct coord *k, char *err)
 		}
 	}
 	mine = node_describe(&k->node);
+	if (o->p.conn == XPORT_QPT_UD) {
+		/* A UD message is one packet: -s over the smallest path MTU of
+		 * the run becomes it, as perftest clamps it (said in the report). */
+		uint32_t mtu = node_min_mtu(mine);
+
+		for (unsigned i = 0; i < k->nm; i++) {
+			uint32_t theirs = node_min_mtu(k->m[i].endpoints);
+
+			if (theirs && (!mtu || theirs < mtu))
+				mtu = theirs;
+		}
+		if (mtu && o->p.size > mtu) {
+			k->r->ud_asked_size = o->p.size;
+			o->p.size = mtu;
+			node_set_size(&k->node, mtu);
+		}
+	}
 	for (unsigned i = 0; i < k->nm; i++) {
-		json_t *msg = json_pack("{s:o}", "peers", peers_for(k, mine, k->m[i].endpoints));
+		json_t *msg = json_pack("{s:o, s:I}", "peers", peers_for(k, mine, k->m[i].endpoints),
+					"size", (json_int_t)o->p.size);
 
 		if (ctl_send(&k->m[i].c, OOB_PARAMS, msg, err) < 0) {
 			json_decref(mine);
@@ -432,6 +450,7 @@ int incast_coordinate(struct incast_opts *o, struct incast_result *r, char *err)
 		goto out;
 	}
 	run(&k);
+	node_settle(&k.node);
 	r->test = o->p;		/* before folding: interval samples are read by it */
 	collect_results(&k);
 	r->pattern = o->pattern;

@@ -33,7 +33,7 @@ struct incast_ep {
 	bool failed;
 	char error[256];
 	/* Receiver. */
-	uint64_t recv_msgs;
+	uint64_t recv_msgs, recv_bytes;
 	bool verify_failed;
 	uint64_t bad_offset;
 };
@@ -59,6 +59,7 @@ struct incast_node {
 	uint64_t ival_ns;		/* --interval: the width of ival_bytes' bins */
 	unsigned ival_used;		/* bins in use, every sender alike */
 	char name[INCAST_NAME_LEN];	/* ADDR, or ADDR:PORT off UDP 4791 */
+	uint64_t rx_last_ns;		/* the latest receive completion */
 };
 
 /* incast_node.c */
@@ -69,6 +70,13 @@ json_t *node_describe(const struct incast_node *n);
 /* Names the node's ranks in names[]: its name, "#k" added when it has several. */
 void node_name_ranks(const struct incast_node *n, char names[][INCAST_NAME_LEN]);
 int node_connect(struct incast_node *n, json_t *peers, char *err);
+/* UD: the run's message size, the smallest path MTU of every QP in it at
+ * most (before node_start); what the coordinator decided, members too. */
+void node_set_size(struct incast_node *n, uint64_t size);
+/* The smallest MTU among the QPs of node_describe()'s endpoints (0: none). */
+uint32_t node_min_mtu(json_t *eps);
+/* UC and UD: takes what is still on its way here (see perf_settle). */
+void node_settle(struct incast_node *n);
 void node_start(struct incast_node *n);
 /* One pass of the data path; returns how much happened (0: idle). */
 int node_step(struct incast_node *n);

@@ -92,7 +92,11 @@ static int set_up(struct incast_node *n, struct incast_opts *o, struct oob *c,
 	if (ctl_send(c, OOB_PARAMS, msg, err) < 0)
 		goto out_nomsg;
 	msg = ctl_recv(c, OOB_PARAMS, err);
-	if (!msg || node_connect(n, json_object_get(msg, "peers"), err) < 0)
+	if (!msg)
+		goto out;
+	/* UD: the run's message size, the smallest path MTU in it at most. */
+	node_set_size(n, (uint64_t)json_integer_value(json_object_get(msg, "size")));
+	if (node_connect(n, json_object_get(msg, "peers"), err) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -160,6 +164,7 @@ int incast_join(struct incast_opts *o, struct incast_result *r, char *err)
 	node_start(&n);
 	if (run(&n, &c, r, err) < 0)
 		goto out;
+	node_settle(&n);
 	res = node_result(&n);
 	r->test = n.o.p;	/* before folding: interval samples are read by it */
 	incast_fold(r, res, NULL, err);

@@ -84,7 +84,7 @@ int node_build(struct incast_node *n, const struct incast_flow_def *flows, unsig
 	struct xport_qp_attr a = {
 		.max_send_wr = p->tx_depth + 8, .max_recv_wr = p->rx_depth + 8, .mtu = p->mtu,
 		.max_rd_atomic = 16, .timeout = p->qp_timeout, .retry_cnt = p->retry_cnt,
-		.rnr_retry = p->rnr_retry, .min_rnr_timer = 1, .tos = p->tos,
+		.rnr_retry = p->rnr_retry, .min_rnr_timer = 1, .tos = p->tos, .type = p->conn,
 	};
 	unsigned qps = p->qps;
 
@@ -95,7 +95,11 @@ int node_build(struct incast_node *n, const struct incast_flow_def *flows, unsig
 		return -1;
 	}
 	hist_init(n->latency);
-	n->slot_len = (size_t)((p->size + 63) & ~63ULL);
+	/* A UD receive starts with the GRH area and takes any datagram (the
+	 * largest MTU): one from a stranger who knows the QPN and Q_Key must
+	 * not fail it. */
+	n->slot_len = (size_t)(((p->conn == XPORT_QPT_UD ? (p->size > 4096 ? p->size : 4096) +
+				 XPORT_GRH_LEN : p->size) + 63) & ~63ULL);
 	for (unsigned i = 0; i < nflows; i++) {
 		for (int side = 0; side < 2; side++) {
 			unsigned rank = side ? flows[i].dst : flows[i].src;
@@ -258,6 +262,32 @@ int node_connect(struct incast_node *n, json_t *peers, char *err)
 	return 0;
 }
 
+uint32_t node_min_mtu(json_t *eps)
+{
+	uint32_t mtu = 0;
+	size_t i, q;
+	json_t *e, *d;
+
+	json_array_foreach(eps, i, e)
+		json_array_foreach(json_object_get(e, "qps"), q, d) {
+			json_int_t m = json_integer_value(json_object_get(d, "mtu"));
+
+			if (m > 0 && (!mtu || m < mtu))
+				mtu = (uint32_t)m;
+		}
+	return mtu;
+}
+
+void node_set_size(struct incast_node *n, uint64_t size)
+{
+	if (!size || size >= n->o.p.size)
+		return;
+	n->o.p.size = size;
+	for (unsigned i = 0; i < n->neps; i++)
+		if (n->eps[i].is_src && n->o.flow_bytes)
+			n->eps[i].msgs_target = (n->o.flow_bytes + size - 1) / size;
+}
+
 static void sample_host(struct incast_node *n, struct ctr_snapshot *s)
 {
 	struct ctr_opts co = { .port_ethtool = ctr_opts_default_ethtool(NULL) };
@@ -289,7 +319,12 @@ static void check_recv(struct incast_node *n, struct incast_ep *e, unsigned q, u
 {
 	const uint8_t *m = slot_of(n, e, q);
 
+	if (n->o.p.conn == XPORT_QPT_UD) {	/* the message follows the GRH area */
+		m += XPORT_GRH_LEN;
+		len = len > XPORT_GRH_LEN ? len - XPORT_GRH_LEN : 0;
+	}
 	e->recv_msgs++;
+	e->recv_bytes += len;
 	if (!n->o.p.verify || e->verify_failed)
 		return;
 	for (uint32_t b = 0; b < len; b++)
@@ -342,6 +377,7 @@ static void complete(struct incast_node *n, const struct xport_wc *wc, uint64_t 
 		return;
 	}
 	if (wc->opcode == XPORT_WC_RECV) {
+		n->rx_last_ns = now;
 		check_recv(n, e, q, wc->byte_len);
 		if (post_recv(n, i, q, err) < 0)
 			ep_fail(e, "cannot post a receive: ", err);
@@ -418,6 +454,19 @@ int node_step(struct incast_node *n)
 	if (!events)
 		xport_wait(n->dev, 1000);
 	return events;
+}
+
+void node_settle(struct incast_node *n)
+{
+	uint64_t start = perf_now_ns(), now = start;
+
+	if (n->o.p.conn == XPORT_QPT_RC)
+		return;
+	while (now - start < PERF_SETTLE_MAX_NS &&
+	       now - (n->rx_last_ns > start ? n->rx_last_ns : start) < PERF_SETTLE_IDLE_NS) {
+		node_step(n);
+		now = perf_now_ns();
+	}
 }
 
 bool node_sending_done(const struct incast_node *n)
@@ -525,9 +574,10 @@ json_t *node_result(struct incast_node *n)
 		if (!e->is_src) {
 			if (n->o.p.verify && n->o.p.op == PERF_WRITE)
 				check_write_target(n, e);
-			json_array_append_new(recv, json_pack("{s:i, s:I, s:b, s:I}", "flow", e->f.id,
-				"messages", (json_int_t)e->recv_msgs, "verified", !e->verify_failed,
-				"bad_offset", (json_int_t)e->bad_offset));
+			json_array_append_new(recv, json_pack("{s:i, s:I, s:I, s:b, s:I}", "flow",
+				e->f.id, "messages", (json_int_t)e->recv_msgs, "bytes",
+				(json_int_t)e->recv_bytes, "verified", !e->verify_failed, "bad_offset",
+				(json_int_t)e->bad_offset));
 			continue;
 		}
 		fl = json_pack("{s:i, s:I, s:I, s:I, s:b, s:s}", "flow", e->f.id, "bytes",
@@ -544,9 +594,11 @@ json_t *node_result(struct incast_node *n)
 		}
 		json_array_append_new(flows, fl);
 	}
-	return json_pack("{s:s, s:o, s:o, s:o, s:o}", "host_id", n->host_id, "flows", flows,
+	/* drops_known: its engine sees every packet, so its counters say where
+	 * UC and UD losses went (the soft engine; not an RNIC). */
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:b}", "host_id", n->host_id, "flows", flows,
 			 "received", recv, "latency", latency_json(n->latency), "counters",
-			 counter_deltas(n));
+			 counter_deltas(n), "drops_known", !xport_self_driven(n->dev));
 }
 
 void node_close(struct incast_node *n)

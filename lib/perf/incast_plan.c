@@ -76,26 +76,30 @@ json_t *incast_test_to_json(const struct incast_opts *o)
 {
 	const struct perf_opts *p = &o->p;
 
-	return json_pack("{s:s, s:s, s:I, s:f, s:I, s:i, s:i, s:i, s:i, s:b, s:i, s:f}", "pattern",
-			 incast_pattern_name(o->pattern), "op", perf_op_name(p->op), "size",
-			 (json_int_t)p->size, "duration_s", p->duration, "flow_bytes",
+	return json_pack("{s:s, s:s, s:I, s:f, s:I, s:i, s:i, s:i, s:i, s:b, s:i, s:f, s:s}",
+			 "pattern", incast_pattern_name(o->pattern), "op", perf_op_name(p->op),
+			 "size", (json_int_t)p->size, "duration_s", p->duration, "flow_bytes",
 			 (json_int_t)o->flow_bytes, "qps", p->qps, "tx_depth", p->tx_depth,
 			 "rx_depth", p->rx_depth, "mtu", p->mtu, "verify", p->verify, "set",
-			 o->p.explicit_set, "interval_s", p->interval);
+			 o->p.explicit_set, "interval_s", p->interval, "connection",
+			 perf_conn_name(p->conn));
 }
 
 int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 {
-	const char *pattern = NULL, *op = NULL;
+	const char *pattern = NULL, *op = NULL, *conn = "RC";
 	json_int_t size = 0, bytes = 0;
 	int qps = 0, txd = 0, rxd = 0, mtu = 0, verify = 0, set = 0;
 	double duration = 0, interval = 0;
 
-	/* interval_s is optional: senders before --interval do not send it. */
-	if (json_unpack(t, "{s:s, s:s, s:I, s:F, s:I, s:i, s:i, s:i, s:i, s:b, s:i, s?F}",
+	/* interval_s and connection are optional: senders before --interval
+	 * and -c do not send them. */
+	if (json_unpack(t, "{s:s, s:s, s:I, s:F, s:I, s:i, s:i, s:i, s:i, s:b, s:i, s?F, s?s}",
 			"pattern", &pattern, "op", &op, "size", &size, "duration_s", &duration,
 			"flow_bytes", &bytes, "qps", &qps, "tx_depth", &txd, "rx_depth", &rxd,
-			"mtu", &mtu, "verify", &verify, "set", &set, "interval_s", &interval) < 0 ||
+			"mtu", &mtu, "verify", &verify, "set", &set, "interval_s", &interval,
+			"connection", &conn) < 0 ||
+	    (strcmp(conn, "RC") && strcmp(conn, "UC") && strcmp(conn, "UD")) ||
 	    size < 1 || qps < 1 || txd < 1 || rxd < 1 || mtu < 0 || bytes < 0 ||
 	    !(duration >= 0) ||
 	    (interval != 0 && !(interval >= PERF_MIN_INTERVAL && interval <= PERF_MAX_INTERVAL)) ||
@@ -117,6 +121,8 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 	o->p.verify = verify;
 	o->p.explicit_set = (unsigned)set;
 	o->p.interval = interval;
+	o->p.conn = !strcmp(conn, "UD") ? XPORT_QPT_UD : !strcmp(conn, "UC") ? XPORT_QPT_UC :
+		    XPORT_QPT_RC;
 	{
 		/* The command line's ranges; a run by --bytes has no duration. */
 		struct perf_opts check = o->p;
@@ -124,7 +130,7 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 		if (o->flow_bytes)
 			check.duration = 1;
 		check.iters = 0;
-		if (perf_opts_check(&check, check.size, err) < 0)
+		if (perf_opts_check(&check, check.size, err) < 0 || perf_conn_check(&check, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -142,6 +148,7 @@ static void describe(const struct incast_opts *o, unsigned bit, char *buf, size_
 		snprintf(buf, cap, "--pattern %s", incast_pattern_name(o->pattern));
 		break;
 	case INCAST_SET_BYTES: snprintf(buf, cap, "--bytes %" PRIu64, o->flow_bytes); break;
+	case PERF_SET_CONN: snprintf(buf, cap, "-c %s", perf_conn_name(o->p.conn)); break;
 	}
 }
 
@@ -154,15 +161,20 @@ static bool same(const struct incast_opts *a, const struct incast_opts *b, unsig
 	case PERF_SET_QPS: return a->p.qps == b->p.qps;
 	case INCAST_SET_PATTERN: return a->pattern == b->pattern;
 	case INCAST_SET_BYTES: return a->flow_bytes == b->flow_bytes;
+	case PERF_SET_CONN: return a->p.conn == b->p.conn;
 	}
 	return true;
 }
 
-int incast_adopt(struct incast_opts *mine, const struct incast_opts *theirs, const char *who,
+int incast_adopt(struct incast_opts *run, const struct incast_opts *theirs, const char *who,
 		 bool first, char *err)
 {
 	static const unsigned bits[] = { PERF_SET_OP, PERF_SET_SIZE, PERF_SET_DURATION,
-					 PERF_SET_QPS, INCAST_SET_PATTERN, INCAST_SET_BYTES };
+					 PERF_SET_QPS, INCAST_SET_PATTERN, INCAST_SET_BYTES,
+					 PERF_SET_CONN };
+	/* Taken whole or not at all: a participant refused changes nothing. */
+	struct incast_opts next = *run, *mine = &next;
+	char why[XPORT_ERR_LEN];
 	/* Set so far: by the coordinator itself, or by an earlier participant
 	 * (nothing has run yet, so a later one may still set what is open). */
 	unsigned fixed = mine->p.explicit_set, want = theirs->p.explicit_set;
@@ -193,6 +205,8 @@ int incast_adopt(struct incast_opts *mine, const struct incast_opts *theirs, con
 		mine->p.size = theirs->p.size;
 	if ((want & PERF_SET_QPS) || (first && !(fixed & PERF_SET_QPS)))
 		mine->p.qps = theirs->p.qps;
+	if ((want & PERF_SET_CONN) || (first && !(fixed & PERF_SET_CONN)))
+		mine->p.conn = theirs->p.conn;
 	/* -D and --bytes exclude each other: whoever set one decides. */
 	if ((want & (PERF_SET_DURATION | INCAST_SET_BYTES)) ||
 	    (first && !(fixed & (PERF_SET_DURATION | INCAST_SET_BYTES)))) {
@@ -210,6 +224,16 @@ int incast_adopt(struct incast_opts *mine, const struct incast_opts *theirs, con
 	if (!mine->p.interval)
 		mine->p.interval = theirs->p.interval;
 	mine->p.explicit_set |= want;
+	/* UD is SEND's, as on the command line; what is left must be a test
+	 * the transport carries (-c UD from one side, --op write from another). */
+	if (mine->p.conn == XPORT_QPT_UD && !(mine->p.explicit_set & PERF_SET_OP))
+		mine->p.op = PERF_SEND;
+	if (perf_conn_check(&mine->p, why) < 0) {
+		snprintf(err, XPORT_ERR_LEN, "%s and this run together ask for what cannot run: "
+			 "%.200s", who, why);
+		return -1;
+	}
+	*run = next;
 	return 0;
 }
 
@@ -331,9 +355,21 @@ int incast_fold(struct incast_result *r, json_t *res, json_t *seen_hosts, char *
 	json_array_foreach(recv, k, v) {
 		struct incast_flow *f = flow_by_id(r, json_integer_value(json_object_get(v, "flow")));
 
-		if (f)
-			f->verified = json_is_true(json_object_get(v, "verified"));
+		if (!f)
+			continue;
+		f->verified = json_is_true(json_object_get(v, "verified"));
+		/* UC and UD SEND: what the receiver took in, for the loss. */
+		if (r->test.conn != XPORT_QPT_RC && r->test.op == PERF_SEND &&
+		    json_is_integer(json_object_get(v, "bytes"))) {
+			f->loss.received_known = true;
+			f->loss.received_msgs = (uint64_t)json_integer_value(json_object_get(v,
+											"messages"));
+			f->loss.received_bytes = (uint64_t)json_integer_value(json_object_get(v,
+											 "bytes"));
+		}
 	}
+	if (!json_is_true(json_object_get(res, "drops_known")))
+		r->drops_unknown = true;
 	json_array_foreach(json_object_get(lat, "buckets"), k, v)
 		hist_record_n(&r->latency, (uint64_t)json_integer_value(json_array_get(v, 0)),
 			      (uint64_t)json_integer_value(json_array_get(v, 1)));
@@ -415,6 +451,58 @@ static void common_intervals(struct incast_result *r)
 	}
 }
 
+uint64_t incast_flow_delivered_bytes(const struct incast_flow *f)
+{
+	return f->loss.received_known ? f->loss.received_bytes : f->bytes;
+}
+
+uint64_t incast_flow_delivered_msgs(const struct incast_flow *f)
+{
+	return f->loss.received_known ? f->loss.received_msgs : f->messages;
+}
+
+static uint64_t engine_counter(const struct incast_result *r, const char *name)
+{
+	for (unsigned i = 0; i < r->ncounters; i++)
+		if (!strcmp(r->counters[i].source, "engine") && !strcmp(r->counters[i].name, name))
+			return r->counters[i].delta;
+	return 0;
+}
+
+/* UC and UD: each flow's loss from its two ends, and the run's. */
+static void account_loss(struct incast_result *r)
+{
+	uint64_t sent = 0, got = 0, got_bytes = 0;
+	bool all_known = true;
+	struct perf_loss *l = &r->loss;
+
+	r->unreliable = r->test.conn != XPORT_QPT_RC;
+	if (!r->unreliable)
+		return;
+	for (unsigned i = 0; i < r->nflows; i++) {
+		struct incast_flow *f = &r->flows[i];
+
+		if (f->loss.received_known)
+			perf_loss_count(&f->loss, f->messages, f->loss.received_msgs,
+					f->loss.received_bytes);
+		f->loss.sent_msgs = f->messages;
+		all_known = all_known && f->loss.received_known;
+		sent += f->messages;
+		got += f->loss.received_msgs;
+		got_bytes += f->loss.received_bytes;
+	}
+	memset(l, 0, sizeof(*l));
+	l->sent_msgs = sent;
+	if (all_known && r->nflows)
+		perf_loss_count(l, sent, got, got_bytes);
+	l->host_tx_drops = engine_counter(r, "tx_drops");
+	l->where_known = !r->drops_unknown;
+	l->rcvbuf_drops = engine_counter(r, "rcvbuf_drops");
+	l->no_recv_drops = engine_counter(r, "no_recv_drops");
+	l->qkey_drops = engine_counter(r, "qkey_drops");
+	l->uc_msgs_cut = engine_counter(r, "uc_msgs_cut");
+}
+
 void incast_finish_result(struct incast_result *r)
 {
 	double *good = calloc(r->nflows ? r->nflows : 1, sizeof(double));
@@ -423,10 +511,12 @@ void incast_finish_result(struct incast_result *r)
 	unsigned nfct = 0, ngood = 0;
 
 	r->seconds = 0;
+	account_loss(r);
 	for (unsigned i = 0; i < r->nflows; i++) {
 		struct incast_flow *f = &r->flows[i];
+		uint64_t delivered = incast_flow_delivered_bytes(f);
 
-		f->goodput_gbps = f->seconds > 0 ? (double)f->bytes * 8 / f->seconds / 1e9 : 0;
+		f->goodput_gbps = f->seconds > 0 ? (double)delivered * 8 / f->seconds / 1e9 : 0;
 		f->fct_us = -1;
 		if (r->flow_bytes && !f->failed && f->bytes >= r->flow_bytes) {
 			f->fct_us = f->seconds * 1e6;
@@ -434,7 +524,7 @@ void incast_finish_result(struct incast_result *r)
 		}
 		if (f->seconds > r->seconds)
 			r->seconds = f->seconds;
-		bytes += f->bytes;
+		bytes += delivered;
 		/* A failed flow has no goodput to be fair about. */
 		if (good && !f->failed)
 			good[ngood++] = f->goodput_gbps;

@@ -160,6 +160,27 @@ struct perf_port_deltas {
 	} d[PERF_MAX_PORT_DELTAS];
 };
 
+/*
+ * UC and UD, which resend nothing: what arrived of what was sent, and where
+ * the rest was lost as far as the hosts can tell (their engines' counters
+ * over the run; known on the soft engine, which sees every packet).
+ */
+struct perf_loss {
+	bool received_known;		/* SEND: the receiver counted; WRITE: nothing to count */
+	uint64_t sent_msgs, received_msgs, received_bytes, lost_msgs;
+	double loss_percent;
+	bool where_known;
+	uint64_t host_tx_drops;		/* sender: its host refused to send (packets) */
+	uint64_t rcvbuf_drops;		/* receiver: its UDP socket buffer overflowed (packets) */
+	uint64_t no_recv_drops;		/* receiver: a SEND found no receive posted */
+	uint64_t qkey_drops;		/* receiver, UD: under another Q_Key */
+	uint64_t uc_msgs_cut;		/* receiver, UC: given up at a PSN gap */
+};
+
+/* Fills the counted part of l: received_known, lost_msgs and loss_percent. */
+void perf_loss_count(struct perf_loss *l, uint64_t sent_msgs, uint64_t received_msgs,
+		     uint64_t received_bytes);
+
 struct perf_bw_result {
 	uint64_t bytes_per_msg, iterations;
 	unsigned cq_mod;		/* one WR in cq_mod was signaled */
@@ -184,18 +205,9 @@ struct perf_bw_result {
 	bool atomic_added_known;
 	uint64_t atomic_added;
 	/* UC and UD (-c), which resend nothing: what the receiver got of what
-	 * this side sent, and where the rest was lost as far as its host can
-	 * tell (its engine's counters over the run; known: the soft engine). */
+	 * this side sent, and where the rest was lost. */
 	bool unreliable;
-	bool received_known;		/* SEND: the receiver counted; WRITE: nothing to count */
-	uint64_t received_msgs, received_bytes, lost_msgs;
-	double loss_percent;
-	bool lost_where_known;
-	uint64_t rcvbuf_drops;		/* receiver: its UDP socket buffer overflowed (packets) */
-	uint64_t no_recv_drops;		/* receiver: a SEND found no receive posted */
-	uint64_t qkey_drops;		/* receiver, UD: under another Q_Key */
-	uint64_t uc_msgs_cut;		/* receiver, UC: given up at a PSN gap */
-	uint64_t host_tx_drops;		/* this side: the host refused to send (packets) */
+	struct perf_loss loss;
 };
 
 struct perf_lat_result {

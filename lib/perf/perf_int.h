@@ -116,7 +116,13 @@ void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct 
 void perf_fill_pattern(struct perf_session *s, struct perf_end *e, size_t off);
 /* A receive's message bytes (on UD its byte count has the GRH area too). */
 uint32_t perf_recv_len(const struct perf_session *s, const struct xport_wc *wc);
-/* UC/UD: takes the packets still on their way after the client's "done". */
+/*
+ * UC and UD: a sender's "done" can overtake its last packets (its sends
+ * complete once its host has them), so a receiver goes on taking them
+ * until none has come for PERF_SETTLE_IDLE_NS (PERF_SETTLE_MAX_NS at most).
+ */
+#define PERF_SETTLE_IDLE_NS 50000000ull
+#define PERF_SETTLE_MAX_NS 1000000000ull
 void perf_settle(struct perf_session *s, struct perf_end *e);
 /* What this end's receives took in over the run (and its engine dropped). */
 void perf_received(struct perf_session *s, struct ctl_received *r);

@@ -268,14 +268,6 @@ static bool passive_target(const struct perf_session *s)
 	       s->o.op != PERF_SEND;
 }
 
-/*
- * UC and UD: the client's "done" can overtake its last packets (its sends
- * complete once its host has them), so the receiver goes on taking them
- * until none has come for PERF_SETTLE_IDLE_NS (PERF_SETTLE_MAX_NS at most).
- */
-#define PERF_SETTLE_IDLE_NS 50000000ull
-#define PERF_SETTLE_MAX_NS 1000000000ull
-
 void perf_settle(struct perf_session *s, struct perf_end *e)
 {
 	uint64_t start = perf_now_ns(), now = start;

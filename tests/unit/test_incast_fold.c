@@ -4,7 +4,11 @@
  * what a participant sends is bounded and checked (at most
  * INCAST_MAX_INTERVALS samples, non-negative, in bins the asked-for
  * interval doubled k times), and flows from nodes that widened their bins
- * differently are brought to the widest, bytes preserved.
+ * differently are brought to the widest, bytes preserved.  On UC and UD
+ * a flow's loss comes from its two ends (sender's messages, receiver's
+ * count), and the run's from every flow and the engines' drop counters;
+ * a participant whose transport or operation the run cannot carry is
+ * refused without changing the run.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -137,6 +141,115 @@ static void test_sliver_joins(struct unit *u)
 	incast_result_free(&r);
 }
 
+/* A sender's and a receiver's result (the order they come in must not
+ * matter), on a UD SEND run. */
+static void test_loss_from_both_ends(struct unit *u)
+{
+	static const char *const sender =
+		"{\"host_id\": \"a\", \"drops_known\": true, \"flows\": ["
+		"{\"flow\": 1, \"bytes\": 1024000, \"messages\": 1000, \"ns\": 1000000000, "
+		"\"failed\": false, \"error\": \"\"}, "
+		"{\"flow\": 2, \"bytes\": 512000, \"messages\": 500, \"ns\": 500000000, "
+		"\"failed\": false, \"error\": \"\"}], \"received\": [], "
+		"\"latency\": {\"buckets\": []}, \"counters\": ["
+		"{\"source\": \"engine\", \"name\": \"tx_drops\", \"delta\": 2}]}";
+	static const char *const receiver =
+		"{\"host_id\": \"b\", \"drops_known\": true, \"flows\": [], \"received\": ["
+		"{\"flow\": 1, \"messages\": 990, \"bytes\": 1013760, \"verified\": true, "
+		"\"bad_offset\": 0}, "
+		"{\"flow\": 2, \"messages\": 500, \"bytes\": 512000, \"verified\": true, "
+		"\"bad_offset\": 0}], \"latency\": {\"buckets\": []}, \"counters\": ["
+		"{\"source\": \"engine\", \"name\": \"rcvbuf_drops\", \"delta\": 3}, "
+		"{\"source\": \"engine\", \"name\": \"no_recv_drops\", \"delta\": 5}]}";
+	char err[XPORT_ERR_LEN];
+
+	for (int order = 0; order < 2; order++) {
+		struct incast_result r;
+		json_t *seen = json_object();
+		json_t *a = json_loads(order ? receiver : sender, 0, NULL);
+		json_t *b = json_loads(order ? sender : receiver, 0, NULL);
+
+		result_open(&r);
+		r.test.interval = 0;
+		r.test.conn = XPORT_QPT_UD;
+		r.test.op = PERF_SEND;
+		CHECK_EQ(u, incast_fold(&r, a, seen, err), 0);
+		CHECK_EQ(u, incast_fold(&r, b, seen, err), 0);
+		incast_finish_result(&r);
+		CHECK(u, r.unreliable);
+		CHECK(u, r.flows[0].loss.received_known);
+		CHECK_EQ(u, r.flows[0].loss.sent_msgs, 1000);
+		CHECK_EQ(u, r.flows[0].loss.lost_msgs, 10);
+		CHECK(u, r.flows[0].loss.loss_percent > 0.99 && r.flows[0].loss.loss_percent < 1.01);
+		CHECK_EQ(u, incast_flow_delivered_bytes(&r.flows[0]), 1013760);
+		CHECK_EQ(u, incast_flow_delivered_msgs(&r.flows[0]), 990);
+		/* Goodput is what arrived, over the sender's time. */
+		CHECK(u, r.flows[0].goodput_gbps > 0.00810 && r.flows[0].goodput_gbps < 0.00812);
+		CHECK_EQ(u, r.flows[1].loss.lost_msgs, 0);
+		CHECK_EQ(u, r.loss.sent_msgs, 1500);
+		CHECK_EQ(u, r.loss.received_msgs, 1490);
+		CHECK_EQ(u, r.loss.lost_msgs, 10);
+		CHECK(u, r.loss.where_known);
+		CHECK_EQ(u, r.loss.host_tx_drops, 2);
+		CHECK_EQ(u, r.loss.rcvbuf_drops, 3);
+		CHECK_EQ(u, r.loss.no_recv_drops, 5);
+		incast_result_free(&r);
+		json_decref(a);
+		json_decref(b);
+		json_decref(seen);
+	}
+}
+
+/* A UC WRITE: the receiver has nothing to count; an RC run has no loss. */
+static void test_loss_unknown(struct unit *u)
+{
+	struct incast_result r;
+
+	for (int conn = 0; conn < 2; conn++) {
+		result_open(&r);
+		r.test.interval = 0;
+		r.test.conn = conn ? XPORT_QPT_UC : XPORT_QPT_RC;
+		r.test.op = PERF_WRITE;
+		CHECK_EQ(u, fold_at(&r, 1, 0, "[]", 1000000), 0);
+		incast_finish_result(&r);
+		CHECK_EQ(u, r.unreliable, conn == 1);
+		CHECK(u, !r.flows[0].loss.received_known && !r.loss.received_known);
+		CHECK_EQ(u, incast_flow_delivered_bytes(&r.flows[0]), 1);
+		incast_result_free(&r);
+	}
+}
+
+/* The run stays as it was when a participant's test cannot be joined to it. */
+static void test_adopt_whole_or_nothing(struct unit *u)
+{
+	struct incast_opts run = { 0 }, theirs = { 0 }, before;
+	char err[XPORT_ERR_LEN];
+
+	run.p.conn = XPORT_QPT_UD;
+	run.p.op = PERF_SEND;
+	run.p.size = 1024;
+	run.p.explicit_set = PERF_SET_CONN;
+	theirs.p.op = PERF_WRITE;
+	theirs.p.size = 4096;
+	theirs.p.explicit_set = PERF_SET_OP | PERF_SET_SIZE;
+	before = run;
+	CHECK_EQ(u, incast_adopt(&run, &theirs, "s1", true, err), -1);
+	CHECK_HAS(u, err, "-c UD carries SEND only");
+	CHECK(u, !memcmp(&run, &before, sizeof(run)));
+	theirs.p.conn = XPORT_QPT_UC;
+	theirs.p.op = PERF_SEND;
+	theirs.p.explicit_set = PERF_SET_CONN;
+	CHECK_EQ(u, incast_adopt(&run, &theirs, "s2", true, err), -1);
+	CHECK_HAS(u, err, "asked for -c UC, but this run has -c UD");
+	/* One who sets nothing takes the run's UD, and UD is SEND's. */
+	theirs.p.conn = XPORT_QPT_RC;
+	theirs.p.op = PERF_WRITE;
+	theirs.p.explicit_set = 0;
+	CHECK_EQ(u, incast_adopt(&run, &theirs, "s3", true, err), 0);
+	CHECK_EQ(u, run.p.conn, XPORT_QPT_UD);
+	CHECK_EQ(u, run.p.op, PERF_SEND);
+}
+
 int main(void)
 {
 	struct unit u = { 0 };
@@ -145,5 +258,8 @@ int main(void)
 	RUN(&u, test_widest_wins);
 	RUN(&u, test_bad_after_good);
 	RUN(&u, test_sliver_joins);
+	RUN(&u, test_loss_from_both_ends);
+	RUN(&u, test_loss_unknown);
+	RUN(&u, test_adopt_whole_or_nothing);
 	return unit_done(&u);
 }
