@@ -244,6 +244,21 @@ static void no_roce_note(const struct capture_opts *o)
 			"RoCEv1 by Ethertype 0x8915)\n", o->src.iface, o->port);
 }
 
+/* Live: a capture that missed packets (its kernel ring was full) says so,
+ * as tcpdump's "dropped by kernel" does, so that it is never taken for the
+ * whole traffic; a complete one stays quiet. */
+static void kernel_drops(const struct source *src)
+{
+	uint64_t received, dropped, if_dropped;
+
+	if (source_stats(src, &received, &dropped, &if_dropped) < 0 || !(dropped + if_dropped))
+		return;
+	fprintf(stderr, "rdmakit capture: %llu packets dropped by kernel and %llu by the "
+		"interface, of %llu the filter took: this capture misses them; raise "
+		"-B/--buffer-size\n", (unsigned long long)dropped, (unsigned long long)if_dropped,
+		(unsigned long long)received);
+}
+
 /* Reads until the end, COUNT, or a signal. 0, or EXIT_RUNTIME on a read error. */
 static int capture_loop(struct capture_run *r, struct sink *sink, char *err)
 {
@@ -413,6 +428,7 @@ int cmd_capture(int argc, char **argv, const struct global_opts *gin)
 	}
 	if (r.src.live && !r.pipe.rdma_packets)
 		no_roce_note(&o);
+	kernel_drops(&r.src);
 	if (rc)
 		runtime_error("capture", "%s", err);
 	else

@@ -122,6 +122,19 @@ int source_open(struct source *s, const struct source_opts *o, char *err)
 	return 0;
 }
 
+int source_stats(const struct source *s, uint64_t *received, uint64_t *dropped,
+		 uint64_t *if_dropped)
+{
+	struct pcap_stat st;
+
+	if (!s->live || pcap_stats(s->pc, &st) < 0)
+		return -1;
+	*received = st.ps_recv;
+	*dropped = st.ps_drop;
+	*if_dropped = st.ps_ifdrop;
+	return 0;
+}
+
 void source_close(struct source *s)
 {
 	if (s->have_prog)

@@ -40,6 +40,10 @@ void source_close(struct source *s);
 bool source_match(const struct source *s, const struct pcap_pkthdr *h, const uint8_t *data);
 /* Live: waits up to timeout_ms for packets (a signal ends the wait early). */
 void source_wait(const struct source *s, int timeout_ms);
+/* Live: what the kernel's filter took and what it dropped for want of
+ * room (pcap_stats: ps_recv, ps_drop, ps_ifdrop); -1 when not known. */
+int source_stats(const struct source *s, uint64_t *received, uint64_t *dropped,
+		 uint64_t *if_dropped);
 /* Timestamp of a record in ns since the epoch. */
 uint64_t source_ts_ns(const struct source *s, const struct pcap_pkthdr *h);
 
