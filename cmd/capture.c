@@ -251,12 +251,12 @@ static void kernel_drops(const struct source *src)
 {
 	uint64_t received, dropped, if_dropped;
 
-	if (source_stats(src, &received, &dropped, &if_dropped) < 0 || !(dropped + if_dropped))
+	/* ps_ifdrop is the interface's own count, not this capture's. */
+	if (source_stats(src, &received, &dropped, &if_dropped) < 0 || !dropped)
 		return;
-	fprintf(stderr, "rdmakit capture: %llu packets dropped by kernel and %llu by the "
-		"interface, of %llu the filter took: this capture misses them; raise "
-		"-B/--buffer-size\n", (unsigned long long)dropped, (unsigned long long)if_dropped,
-		(unsigned long long)received);
+	fprintf(stderr, "rdmakit capture: %llu packets dropped by kernel, of %llu the filter "
+		"took: this capture misses them; raise -B/--buffer-size\n",
+		(unsigned long long)dropped, (unsigned long long)received);
 }
 
 /* Reads until the end, COUNT, or a signal. 0, or EXIT_RUNTIME on a read error. */

@@ -487,7 +487,8 @@ static void intervals(struct printer *pr, const struct incast_result *res)
 	free(good);
 }
 
-static void summary(struct report *r, const struct incast_result *res, double link_gbps)
+static void summary(struct report *r, const struct incast_result *res, double link_gbps,
+		    bool coordinator)
 {
 	struct printer pr;
 
@@ -524,9 +525,10 @@ static void summary(struct report *r, const struct incast_result *res, double li
 	if (res->unreliable) {
 		/* The receivers' counts; a sender alone knows only what it sent. */
 		print_open_object(&pr, "loss");
-		perf_cli_loss(&pr, " Loss (UC/UD)              :", &res->loss, res->test.op == PERF_SEND ?
-			      "the coordinator's report counts what arrived" :
-			      "a WRITE gives the receiver nothing to count: --verify checks the data");
+		perf_cli_loss(&pr, " Loss (UC/UD)              :", &res->loss,
+			      res->test.op != PERF_SEND ? "a WRITE gives the receiver nothing to count: "
+			      "--verify checks the data" : coordinator ? "not every flow's two ends "
+			      "reported (see the flows)" : "the coordinator's report counts what arrived");
 		print_close(&pr);
 	}
 	latency(&pr, &res->latency);
@@ -640,7 +642,7 @@ int cmd_incast(int argc, char **argv, const struct global_opts *gin)
 
 		preamble(&r, res, x->serve);
 		flows_table(&r, res);
-		summary(&r, res, x->serve ? link : 0);
+		summary(&r, res, x->serve ? link : 0, x->serve);
 	}
 	rc = verdict(&r, x, res);
 	report_finish(&r);

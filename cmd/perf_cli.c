@@ -422,6 +422,15 @@ void perf_cli_ud_note(struct report *r, uint64_t asked, uint64_t mtu)
 	report_param(r, "Note", "ud_size_note", REPORT_STR, RV_STR(note));
 }
 
+/* What the senders' hosts refused, null where their engine cannot tell. */
+static void tx_drops(struct printer *pr, const char *fmt, const struct perf_loss *l)
+{
+	if (l->tx_known)
+		print_uint(pr, PRINT_ANY, "host_tx_drops", fmt, l->host_tx_drops);
+	else
+		print_null(pr, PRINT_JSON, "host_tx_drops", NULL, NULL);
+}
+
 void perf_cli_loss(struct printer *pr, const char *lead, const struct perf_loss *l,
 		   const char *unknown_why)
 {
@@ -434,8 +443,8 @@ void perf_cli_loss(struct printer *pr, const char *lead, const struct perf_loss 
 		print_null(pr, PRINT_JSON, "received_bytes", NULL, NULL);
 		print_null(pr, PRINT_JSON, "lost_msgs", NULL, NULL);
 		print_null(pr, PRINT_JSON, "loss_percent", NULL, NULL);
-		print_uint(pr, PRINT_ANY, "host_tx_drops", "; the sender's host refused %llu "
-			   "packets\n", l->host_tx_drops);
+		tx_drops(pr, "; the sender's host refused %llu packets", l);
+		print_fp(pr, "\n");
 		return;
 	}
 	print_uint(pr, PRINT_ANY, "received_msgs", " received %llu", l->received_msgs);
@@ -444,8 +453,7 @@ void perf_cli_loss(struct printer *pr, const char *lead, const struct perf_loss 
 	print_uint(pr, PRINT_ANY, "lost_msgs", ", lost %llu", l->lost_msgs);
 	print_float(pr, PRINT_ANY, "loss_percent", " (%.3f%%)", l->loss_percent);
 	print_open_object(pr, "lost_where");
-	print_uint(pr, PRINT_ANY, "host_tx_drops", "; sender's host refused %llu packets",
-		   l->host_tx_drops);
+	tx_drops(pr, "; sender's host refused %llu packets", l);
 	if (l->where_known) {
 		print_uint(pr, PRINT_ANY, "rcvbuf_drops", ", receiver's socket buffer dropped %llu datagrams",
 			   l->rcvbuf_drops);

@@ -521,6 +521,7 @@ static void account_loss(struct perf_session *s, struct perf_bw_result *r)
 
 	r->unreliable = true;
 	l->sent_msgs = r->iterations;
+	l->tx_known = !xport_self_driven(s->dev);
 	l->host_tx_drops = r->counters.tx_drops;
 	if (s->o.op != PERF_SEND)
 		return;

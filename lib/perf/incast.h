@@ -51,6 +51,7 @@ struct incast_flow {
 	/* UC and UD: bytes and messages are what was sent; loss says what
 	 * arrived of them (loss.received_known: SEND, its receiver counted). */
 	struct perf_loss loss;
+	bool sent_known;		/* the sender's figures came in */
 	bool failed;
 	char error[256];
 	/* --interval: bytes completed in each interval of interval_ns from

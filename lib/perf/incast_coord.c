@@ -47,6 +47,7 @@ struct coord {
 	struct incast_flow_def *flows;
 	unsigned nflows;
 	json_t *seen_hosts;
+	bool predates_conn;		/* a member whose rdmakit knows no -c: RC only */
 };
 
 /* Accepts one participant and its test; a refused one does not end the wait. */
@@ -82,11 +83,22 @@ static int admit(struct coord *k, int timeout_ms, char *err)
 	if (json_unpack(join, "{s:I, s?I}", "local", &local, "rank", &rank) < 0 || local < 1 ||
 	    incast_test_from_json(&theirs, json_object_get(join, "test"), why) < 0) {
 		snprintf(why, sizeof(why), "malformed join request");
+	} else if (!json_object_get(json_object_get(join, "test"), "connection") &&
+		   k->o->p.conn != XPORT_QPT_RC) {
+		snprintf(why, sizeof(why), "this run is -c %s and the rdmakit at %s predates -c: "
+			 "run the same rdmakit version everywhere", perf_conn_name(k->o->p.conn),
+			 m->c.peer);
+	} else if (k->predates_conn && theirs.p.conn != XPORT_QPT_RC) {
+		snprintf(why, sizeof(why), "-c %s: a member of this run has an rdmakit that predates "
+			 "-c and runs RC only: run the same rdmakit version everywhere",
+			 perf_conn_name(theirs.p.conn));
 	} else if (k->joined + local > k->o->senders) {
 		snprintf(why, sizeof(why), "the run is full: it waits for %u senders and %u have "
 			 "joined; start the coordinator with a larger --senders", k->o->senders,
 			 k->joined);
 	} else if (incast_adopt(k->o, &theirs, m->c.peer, k->nm == 0, why) == 0) {
+		if (!json_object_get(json_object_get(join, "test"), "connection"))
+			k->predates_conn = true;
 		json_decref(msg);
 		m->n = (unsigned)local;
 		m->rank_asked = (int)rank;

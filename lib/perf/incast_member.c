@@ -34,6 +34,13 @@ static int take_plan(struct incast_node *n, struct incast_opts *o, json_t *msg,
 			 "run the same rdmakit version everywhere");
 		return -1;
 	}
+	/* An rdmakit before -c runs RC whatever this side asked for. */
+	if (!json_object_get(json_object_get(plan, "test"), "connection") &&
+	    (o->p.explicit_set & PERF_SET_CONN) && o->p.conn != XPORT_QPT_RC) {
+		snprintf(err, XPORT_ERR_LEN, "-c %s: the coordinator's rdmakit predates -c and runs "
+			 "RC only: run the same rdmakit version everywhere", perf_conn_name(o->p.conn));
+		return -1;
+	}
 	*flows = calloc(json_array_size(fl) + 1, sizeof(**flows));
 	if (!*flows) {
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
@@ -95,7 +102,13 @@ static int set_up(struct incast_node *n, struct incast_opts *o, struct oob *c,
 	if (!msg)
 		goto out;
 	/* UD: the run's message size, the smallest path MTU in it at most. */
-	node_set_size(n, (uint64_t)json_integer_value(json_object_get(msg, "size")));
+	{
+		uint64_t size = (uint64_t)json_integer_value(json_object_get(msg, "size"));
+
+		if (size && size < n->o.p.size)
+			r->ud_asked_size = n->o.p.size;
+		node_set_size(n, size);
+	}
 	if (node_connect(n, json_object_get(msg, "peers"), err) < 0)
 		goto out;
 	rc = 0;

@@ -463,7 +463,8 @@ void node_settle(struct incast_node *n)
 	if (n->o.p.conn == XPORT_QPT_RC)
 		return;
 	while (now - start < PERF_SETTLE_MAX_NS &&
-	       now - (n->rx_last_ns > start ? n->rx_last_ns : start) < PERF_SETTLE_IDLE_NS) {
+	       now - (n->rx_last_ns > start ? n->rx_last_ns : start) < PERF_SETTLE_IDLE_NS &&
+	       !(n->o.p.stop && *n->o.p.stop)) {
 		node_step(n);
 		now = perf_now_ns();
 	}
@@ -556,7 +557,7 @@ static void check_write_target(struct incast_node *n, struct incast_ep *e)
 				len = n->o.flow_bytes % p->size;	/* only the short last one */
 		}
 		for (uint64_t b = 0; b < len; b++)
-			if (slot_of(n, e, q)[b] != perf_pattern(b, q, e->f.id)) {
+			if (!perf_byte_ok(slot_of(n, e, q)[b], perf_pattern(b, q, e->f.id), p->conn)) {
 				e->verify_failed = true;
 				e->bad_offset = b;
 				break;

@@ -340,6 +340,7 @@ int incast_fold(struct incast_result *r, json_t *res, json_t *seen_hosts, char *
 
 		if (!f)
 			continue;
+		f->sent_known = true;
 		f->bytes = (uint64_t)json_integer_value(json_object_get(v, "bytes"));
 		f->messages = (uint64_t)json_integer_value(json_object_get(v, "messages"));
 		f->seconds = (double)json_integer_value(json_object_get(v, "ns")) / 1e9;
@@ -387,6 +388,7 @@ int incast_fold(struct incast_result *r, json_t *res, json_t *seen_hosts, char *
 
 void incast_fail_ranks(struct incast_result *r, unsigned first, unsigned n, const char *why)
 {
+	r->drops_unknown = true;	/* their counters never came */
 	for (unsigned i = 0; i < r->nflows; i++) {
 		struct incast_flow *f = &r->flows[i];
 
@@ -469,11 +471,12 @@ static uint64_t engine_counter(const struct incast_result *r, const char *name)
 	return 0;
 }
 
-/* UC and UD: each flow's loss from its two ends, and the run's. */
+/* UC and UD: each flow's loss from its two ends, and the run's: known
+ * when every flow's two ends reported. */
 static void account_loss(struct incast_result *r)
 {
-	uint64_t sent = 0, got = 0, got_bytes = 0;
-	bool all_known = true;
+	uint64_t sent = 0, got = 0, got_bytes = 0, lost = 0;
+	bool all_known = r->nflows > 0;
 	struct perf_loss *l = &r->loss;
 
 	r->unreliable = r->test.conn != XPORT_QPT_RC;
@@ -482,6 +485,7 @@ static void account_loss(struct incast_result *r)
 	for (unsigned i = 0; i < r->nflows; i++) {
 		struct incast_flow *f = &r->flows[i];
 
+		f->loss.received_known = f->loss.received_known && f->sent_known;
 		if (f->loss.received_known)
 			perf_loss_count(&f->loss, f->messages, f->loss.received_msgs,
 					f->loss.received_bytes);
@@ -490,13 +494,17 @@ static void account_loss(struct incast_result *r)
 		sent += f->messages;
 		got += f->loss.received_msgs;
 		got_bytes += f->loss.received_bytes;
+		lost += f->loss.lost_msgs;
 	}
 	memset(l, 0, sizeof(*l));
 	l->sent_msgs = sent;
-	if (all_known && r->nflows)
+	if (all_known) {
 		perf_loss_count(l, sent, got, got_bytes);
+		l->lost_msgs = lost;	/* a flow that got more cannot hide another's loss */
+		l->loss_percent = sent ? 100.0 * (double)lost / (double)sent : 0;
+	}
+	l->where_known = l->tx_known = !r->drops_unknown;
 	l->host_tx_drops = engine_counter(r, "tx_drops");
-	l->where_known = !r->drops_unknown;
 	l->rcvbuf_drops = engine_counter(r, "rcvbuf_drops");
 	l->no_recv_drops = engine_counter(r, "no_recv_drops");
 	l->qkey_drops = engine_counter(r, "qkey_drops");

@@ -169,7 +169,8 @@ struct perf_loss {
 	bool received_known;		/* SEND: the receiver counted; WRITE: nothing to count */
 	uint64_t sent_msgs, received_msgs, received_bytes, lost_msgs;
 	double loss_percent;
-	bool where_known;
+	bool where_known;		/* the receivers' drop counters below */
+	bool tx_known;			/* the senders' host_tx_drops */
 	uint64_t host_tx_drops;		/* sender: its host refused to send (packets) */
 	uint64_t rcvbuf_drops;		/* receiver: its UDP socket buffer overflowed (packets) */
 	uint64_t no_recv_drops;		/* receiver: a SEND found no receive posted */

@@ -114,6 +114,13 @@ void perf_server_prepare(struct perf_session *s, struct perf_end *e);
 /* The server end's handling of one completion (SEND receives, echoes). */
 void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct xport_wc *wc);
 void perf_fill_pattern(struct perf_session *s, struct perf_end *e, size_t off);
+/* A WRITE target's byte after the run (zeroed before it): the pattern, or
+ * on UC also untouched, where every message to it was lost (loss, which UC
+ * WRITE cannot count, is not wrong data). */
+static inline bool perf_byte_ok(uint8_t got, uint8_t want, enum xport_qp_type conn)
+{
+	return got == want || (conn == XPORT_QPT_UC && got == 0);
+}
 /* A receive's message bytes (on UD its byte count has the GRH area too). */
 uint32_t perf_recv_len(const struct perf_session *s, const struct xport_wc *wc);
 /*

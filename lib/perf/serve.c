@@ -164,7 +164,8 @@ void perf_check_pattern(struct perf_session *s, struct perf_end *e, size_t off)
 		return;
 	for (unsigned q = 0; q < s->o.qps && !s->verify_failed; q++)
 		for (uint64_t i = 0; i < s->o.size; i++)
-			if (e->buf[q * e->slot + off + i] != perf_pattern(i, q, s->o.size)) {
+			if (!perf_byte_ok(e->buf[q * e->slot + off + i], perf_pattern(i, q, s->o.size),
+					  s->o.conn)) {
 				s->verify_failed = true;
 				s->bad_offset = i;
 				break;

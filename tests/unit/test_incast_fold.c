@@ -200,6 +200,42 @@ static void test_loss_from_both_ends(struct unit *u)
 	}
 }
 
+/* A flow whose sender never reported (it went away) has no loss of its
+ * own, and the run's is unknown: what its receiver got must not hide
+ * another flow's loss. */
+static void test_loss_sender_gone(struct unit *u)
+{
+	static const char *const receiver =
+		"{\"host_id\": \"b\", \"drops_known\": true, \"flows\": [], \"received\": ["
+		"{\"flow\": 1, \"messages\": 900, \"bytes\": 921600, \"verified\": true, "
+		"\"bad_offset\": 0}, "
+		"{\"flow\": 2, \"messages\": 1000, \"bytes\": 1024000, \"verified\": true, "
+		"\"bad_offset\": 0}], \"latency\": {\"buckets\": []}, \"counters\": []}";
+	struct incast_result r;
+	json_t *seen = json_object(), *m = json_loads(receiver, 0, NULL);
+	char err[XPORT_ERR_LEN];
+
+	result_open(&r);
+	r.test.interval = 0;
+	r.test.conn = XPORT_QPT_UD;
+	r.test.op = PERF_SEND;
+	CHECK_EQ(u, fold_at(&r, 1, 0, "[]", 1000000), 0);	/* flow 1's sender: 1 message */
+	r.flows[0].messages = 1000;
+	CHECK_EQ(u, incast_fold(&r, m, seen, err), 0);
+	r.flows[1].src = 2;
+	incast_fail_ranks(&r, 2, 1, "rank 2 went away");
+	incast_finish_result(&r);
+	CHECK(u, r.flows[1].failed);
+	CHECK(u, r.flows[0].loss.received_known);
+	CHECK_EQ(u, r.flows[0].loss.lost_msgs, 100);
+	CHECK(u, !r.flows[1].loss.received_known);
+	CHECK(u, !r.loss.received_known);
+	CHECK(u, !r.loss.where_known && !r.loss.tx_known);
+	incast_result_free(&r);
+	json_decref(m);
+	json_decref(seen);
+}
+
 /* A UC WRITE: the receiver has nothing to count; an RC run has no loss. */
 static void test_loss_unknown(struct unit *u)
 {
@@ -259,6 +295,7 @@ int main(void)
 	RUN(&u, test_bad_after_good);
 	RUN(&u, test_sliver_joins);
 	RUN(&u, test_loss_from_both_ends);
+	RUN(&u, test_loss_sender_gone);
 	RUN(&u, test_loss_unknown);
 	RUN(&u, test_adopt_whole_or_nothing);
 	return unit_done(&u);

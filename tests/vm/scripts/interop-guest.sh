@@ -66,6 +66,21 @@ while read -r name kind args; do	# the host's list (interop-host.sh)
 		"$VM_HOST_IP" </dev/null
 done <"$VM_SHARE/unrel-cases"
 vm_signal guest-unrel-done
+# incast -c UD and -c UC SEND (interop-host.sh): rxe's senders toward the
+# soft engine's coordinator, then rxe's coordinator for the soft engine's.
+for c in UD UC; do
+	lc=${c,,}
+	vm_wait "incast-$lc-go" 300 || exit 1
+	check "guest_incast_${lc}_senders" timeout 240 rdmakit -j incast --local 2 "${eng[@]}" \
+		-c "$c" --op send -p 18520 "$VM_HOST_IP" </dev/null
+	check "guest_incast_$lc" timeout 240 rdmakit -j incast --serve --senders 2 "${eng[@]}" \
+		-c "$c" --op send -s 1024 --bytes 1m --verify -p 18521 --wait-timeout 200 </dev/null &
+	co=$!
+	wait_tcp_listen 18521 30 || exit 1
+	vm_signal "guest-incast-$lc-ready"
+	wait "$co"
+done
+vm_signal guest-incast-done
 vm_wait host-unrel-done 120 || exit 1
 # A --persistent server waiting for a client does not end on SIGTERM (seen
 # with rdmakit 0.1.0): SIGKILL after a second.

@@ -138,6 +138,22 @@ done <"$S/unrel-cases"
 : >"$S/unrel-guest-go"
 wait_for '[[ -e $S/guest-unrel-done ]]' 900 "the guest's UC/UD clients" || exit 1
 stop "$cap"
+# incast -c UD and -c UC SEND: rxe's two senders into the soft engine's
+# coordinator here, then the soft engine's two into rxe's there, --verify.
+for c in UD UC; do
+	lc=${c,,}
+	check "host_incast_$lc" timeout 240 "$RDMAKIT" -j incast --serve --senders 2 "${soft[@]}" \
+		-c "$c" --op send -s 1024 --bytes 1m --verify -p 18520 --wait-timeout 200 </dev/null &
+	co=$!
+	pids+=("$co")
+	wait_for 'listening 18520' 10 "the incast coordinator" || exit 1
+	: >"$S/incast-$lc-go"
+	wait "$co"
+	wait_for '[[ -e $S/guest-incast-$lc-ready ]]' 300 "rxe's incast coordinator" || exit 1
+	check "host_incast_${lc}_senders" timeout 240 "$RDMAKIT" -j incast --local 2 "${soft[@]}" \
+		-c "$c" --op send -p 18521 "$VM_GUEST_IP" </dev/null
+done
+wait_for '[[ -e $S/guest-incast-done ]]' 300 "the guest's incast coordinators" || exit 1
 : >"$S/host-unrel-done"
 
 wait_for '[[ -e $S/guest-done ]]' 120 "the guest to finish" || exit 1
