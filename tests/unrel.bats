@@ -94,3 +94,17 @@ assert r["lost_msgs"] is None and "host_tx_drops" in r, r'
 assert r["iterations"] == 2000 and r["lost_msgs"] == 0 and r["wait_us"] == 100000, r'
 	done
 }
+
+@test "lat -c UD toward a peer that stops answering ends after --timeout in one line, not after a wait on every ping" {
+	start_server lat -c UD
+	(sleep 1; kill -STOP "$SRV") &
+	local t0=$SECONDS
+	run --separate-stderr timeout 60 "$RDMAKIT" lat -c UD -p "$PORT" --bind "$ADDR" --timeout 2 \
+		-n 1000000 "$ADDR"
+	kill -CONT "$SRV" 2>/dev/null || true
+	# The preamble went out before the peer stopped; the error is one line.
+	[[ $status -eq 3 && ${#stderr_lines[@]} -eq 1 ]] || fail "exit $status: $stderr"
+	[[ $stderr == *"(--timeout;"*"the peer stopped answering"* ]] || fail "$stderr"
+	# 1 s of pings, 2 s of silence, and the way out: not 100 ms per ping left.
+	((SECONDS - t0 < 15)) || fail "took $((SECONDS - t0)) s"
+}

@@ -224,7 +224,7 @@ static int ping(struct perf_session *s, uint64_t i, uint64_t *ns, struct perf_la
 
 int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 {
-	uint64_t deadline, t, wall0, cpu0;
+	uint64_t deadline, t, wall0, cpu0, last_answer, streak = 0;
 	int rc;
 
 	if (s->pt && (s->role == PERF_SERVER || s->o.op == PERF_WRITE || s->o.op == PERF_SEND))
@@ -246,7 +246,7 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 		s->echo_recv_posted = true;
 	}
 	cpu0 = perf_cpu_ns();
-	wall0 = perf_now_ns();
+	wall0 = last_answer = perf_now_ns();
 	deadline = wall0 + (uint64_t)(s->o.duration * 1e9);
 	for (uint64_t i = 0; s->o.iters ? i < s->o.iters : perf_now_ns() < deadline; i++) {
 		if (s->o.stop && *s->o.stop) {	/* Ctrl-C: report what we have */
@@ -263,8 +263,19 @@ int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err)
 		}
 		if (rc == 0) {
 			r->lost++;
+			streak++;
+			/* A peer that answers nothing for --timeout is gone, not
+			 * lossy: end the run rather than wait on every ping. */
+			if (perf_now_ns() - last_answer >= (uint64_t)s->o.timeout_s * 1000000000ull) {
+				snprintf(err, XPORT_ERR_LEN, "no ping was answered for %d s (--timeout; "
+					 "%llu lost in a row): the peer stopped answering",
+					 s->o.timeout_s, (unsigned long long)streak);
+				return -1;
+			}
 			continue;
 		}
+		last_answer = perf_now_ns();
+		streak = 0;
 		perf_lat_record(s, r, r->half_rtt ? t / 2 : t);
 		r->iterations++;
 		if (s->o.op == PERF_ATOMIC && s->o.verify) {
