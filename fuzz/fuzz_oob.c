@@ -12,13 +12,17 @@
  *                        list, memory, run, end of run, verdict, -b figures)
  *                        on the rest as JSON, directly; and perftest's
  *                        (lib/perf/pt_wire.c: version, MTU, both key
- *                        formats, the negotiation struct) on its bytes
+ *                        formats, the negotiation struct) on its bytes;
+ *                        and incast's (lib/perf/incast_plan.c: a joiner's
+ *                        test and its adoption, a node's result folded
+ *                        into a UD run's)
  *                  == 4: a PARAMS payload through the server's parser
  *                        (oob_params.c); the next byte: its PERF_SET_* bits
  *
  * Nothing waits: the peer's end is shut after the input, so a short
  * stream ends in EOF, never in a timeout.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,6 +30,7 @@
 
 #include "oob.h"
 #include "ctl.h"
+#include "incast_int.h"
 #include "oob_params.h"
 #include "pt_wire.h"
 
@@ -54,6 +59,54 @@ static void session(struct oob *o, bool is_server, char *err)
 	    oob_barrier(o, 1, err) < 0)
 		return;
 	oob_bye(o, err);
+}
+
+static void incast_oracle(bool ok, const char *what)
+{
+	if (ok)
+		return;
+	fprintf(stderr, "incast: %s\n", what);
+	abort();
+}
+
+/* A joiner's test and what a coordinator adopts of it stay in the command
+ * line's ranges; a node's result folds into a UD SEND run whose losses add
+ * up, whatever the counts claim. */
+static void incast_parsers(json_t *m, char *err)
+{
+	struct incast_opts theirs = { 0 }, run = { .p = { .op = PERF_WRITE, .size = 65536,
+		.duration = 5, .qps = 1, .tx_depth = 128, .rx_depth = 512 } };
+	struct incast_result r;
+	json_t *seen = json_object();
+
+	if (incast_test_from_json(&theirs, m, err) == 0 &&
+	    incast_adopt(&run, &theirs, "fuzz-peer", true, err) == 0) {
+		incast_oracle(run.p.qps >= 1 && run.p.qps <= PERF_MAX_QPS, "qps out of range");
+		incast_oracle(run.p.size >= 1 && run.p.tx_depth >= 1 && run.p.rx_depth >= 1,
+			      "size or depth 0");
+		incast_oracle(run.p.conn != XPORT_QPT_UD || run.p.op == PERF_SEND, "UD not SEND");
+	}
+	memset(&r, 0, sizeof(r));
+	hist_init(&r.latency);
+	r.flows = calloc(2, sizeof(*r.flows));
+	if (r.flows) {
+		r.nflows = 2;
+		r.flows[0].id = 1;
+		r.flows[1].id = 2;
+		r.test.conn = XPORT_QPT_UD;
+		r.test.op = PERF_SEND;
+		r.test.interval = 0.1;
+		incast_fold(&r, m, seen, err);
+		incast_finish_result(&r);
+		for (unsigned i = 0; i < r.nflows; i++)
+			incast_oracle(!r.flows[i].loss.received_known ||
+				      r.flows[i].loss.lost_msgs <= r.flows[i].loss.sent_msgs,
+				      "a flow lost more than it sent");
+		incast_oracle(!r.loss.received_known || r.loss.lost_msgs <= r.loss.sent_msgs,
+			      "the run lost more than it sent");
+	}
+	incast_result_free(&r);
+	json_decref(seen);
 }
 
 static void messages(struct oob *o, char *err)
@@ -117,6 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ctl_done_parse(m, &stop, err);
 			ctl_verdict_parse(m, &v, err);
 			ctl_figures_parse(m, &fig, err);
+			incast_parsers(m, err);
 		}
 		json_decref(m);
 		return 0;

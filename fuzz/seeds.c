@@ -551,6 +551,22 @@ static void oob_seeds(void)
 			{ "ctl-figures", "{\"figures\":{\"iterations\":5000,\"seconds\":1.5,"
 					 "\"bw_avg_gbps\":9.5,\"bw_peak_gbps\":9.9,"
 					 "\"msg_rate_mpps\":0.02}}" },
+			/* incast: a joiner's test, and a node's result (incast_node.c). */
+			{ "incast-test", "{\"pattern\":\"incast\",\"op\":\"send\",\"size\":1024,"
+					 "\"duration_s\":0,\"flow_bytes\":1048576,\"qps\":1,"
+					 "\"tx_depth\":128,\"rx_depth\":512,\"mtu\":0,"
+					 "\"verify\":true,\"set\":129,\"interval_s\":0.1,"
+					 "\"connection\":\"UD\"}" },
+			{ "incast-result", "{\"host_id\":\"h/netns:1\",\"drops_known\":true,"
+					   "\"flows\":[{\"flow\":1,\"bytes\":1048576,"
+					   "\"messages\":1024,\"ns\":5000000,\"failed\":false,"
+					   "\"error\":\"\",\"interval_ns\":100000000,"
+					   "\"interval_bytes\":[1048576]}],\"received\":["
+					   "{\"flow\":2,\"messages\":1000,\"bytes\":1024000,"
+					   "\"verified\":true,\"bad_offset\":0}],\"latency\":"
+					   "{\"min_ns\":1,\"max_ns\":9,\"buckets\":[[5,1024]]},"
+					   "\"counters\":[{\"source\":\"engine\",\"name\":"
+					   "\"rcvbuf_drops\",\"delta\":3}]}" },
 		};
 
 		for (size_t k = 0; k < sizeof(msgs) / sizeof(msgs[0]); k++) {

@@ -318,6 +318,14 @@ static int take_intervals(const struct incast_result *r, struct incast_flow *f, 
 	return 0;
 }
 
+/* A count in a participant's result: a non-negative integer, else -1. */
+static json_int_t count_of(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
+}
+
 int incast_fold(struct incast_result *r, json_t *res, json_t *seen_hosts, char *err)
 {
 	json_t *flows = json_object_get(res, "flows"), *recv = json_object_get(res, "received");
@@ -340,10 +348,14 @@ int incast_fold(struct incast_result *r, json_t *res, json_t *seen_hosts, char *
 
 		if (!f)
 			continue;
+		if (count_of(v, "bytes") < 0 || count_of(v, "messages") < 0 || count_of(v, "ns") < 0) {
+			snprintf(err, XPORT_ERR_LEN, "a participant sent a malformed result");
+			return -1;
+		}
 		f->sent_known = true;
-		f->bytes = (uint64_t)json_integer_value(json_object_get(v, "bytes"));
-		f->messages = (uint64_t)json_integer_value(json_object_get(v, "messages"));
-		f->seconds = (double)json_integer_value(json_object_get(v, "ns")) / 1e9;
+		f->bytes = (uint64_t)count_of(v, "bytes");
+		f->messages = (uint64_t)count_of(v, "messages");
+		f->seconds = (double)count_of(v, "ns") / 1e9;
 		if (take_intervals(r, f, v) < 0) {
 			snprintf(err, XPORT_ERR_LEN, "a participant sent malformed interval samples");
 			return -1;
@@ -361,12 +373,10 @@ int incast_fold(struct incast_result *r, json_t *res, json_t *seen_hosts, char *
 		f->verified = json_is_true(json_object_get(v, "verified"));
 		/* UC and UD SEND: what the receiver took in, for the loss. */
 		if (r->test.conn != XPORT_QPT_RC && r->test.op == PERF_SEND &&
-		    json_is_integer(json_object_get(v, "bytes"))) {
+		    count_of(v, "bytes") >= 0 && count_of(v, "messages") >= 0) {
 			f->loss.received_known = true;
-			f->loss.received_msgs = (uint64_t)json_integer_value(json_object_get(v,
-											"messages"));
-			f->loss.received_bytes = (uint64_t)json_integer_value(json_object_get(v,
-											 "bytes"));
+			f->loss.received_msgs = (uint64_t)count_of(v, "messages");
+			f->loss.received_bytes = (uint64_t)count_of(v, "bytes");
 		}
 	}
 	if (!json_is_true(json_object_get(res, "drops_known")))
