@@ -223,9 +223,7 @@ static int finish(struct incast_cli *x, int argc, char **argv, int first, char *
 		return EXIT_USAGE;
 	if (x->c.o.size < 1)
 		return usage_error("incast", "-s/--size must be at least 1 byte");
-	/* UD is SEND's: `-c UD` alone is a SEND incast. */
-	if (x->c.o.conn == XPORT_QPT_UD && !(x->c.o.explicit_set & PERF_SET_OP))
-		x->c.o.op = PERF_SEND;
+	perf_conn_default_op(&x->c.o);
 	{
 		char why[XPORT_ERR_LEN];
 
@@ -329,14 +327,18 @@ static void flows_table(struct report *r, const struct incast_result *res)
 		{ NULL, "seconds", REPORT_DOUBLE, 6 },
 		{ NULL, "sent_bytes", REPORT_U64, 0 },
 	};
-	enum { NCOLS = sizeof(cols) / sizeof(cols[0]), FIRST_LOSS = 7, NLOSS = 3 };
+	enum { NCOLS = sizeof(cols) / sizeof(cols[0]) };
+	/* #sent, #lost, loss[%] and sent_bytes: UC and UD only. */
+	bool shown[NCOLS];
 	struct report_col used[NCOLS];
 	int widths[NCOLS] = { 0 };
 	unsigned n = 0;
 
 	for (unsigned c = 0; c < NCOLS; c++)
-		if (res->unreliable || ((c < FIRST_LOSS || c >= FIRST_LOSS + NLOSS) &&
-					c != NCOLS - 1))
+		shown[c] = res->unreliable || ((c < 7 || c > 9) && c != NCOLS - 1);
+
+	for (unsigned c = 0; c < NCOLS; c++)
+		if (shown[c])
 			used[n++] = cols[c];
 	/* Sender and receiver as wide as the longest name, so both read alike. */
 	for (unsigned i = 0; i < res->participants && i < INCAST_MAX_RANKS; i++)
@@ -362,8 +364,7 @@ static void flows_table(struct report *r, const struct incast_result *res)
 
 		n = 0;
 		for (unsigned c = 0; c < NCOLS; c++)
-			if (res->unreliable || ((c < FIRST_LOSS || c >= FIRST_LOSS + NLOSS) &&
-						c != NCOLS - 1))
+			if (shown[c])
 				v[n++] = all[c];
 		report_table_row(r, v);
 		if (f->failed) {

@@ -231,9 +231,8 @@ int perf_cli_option(struct perf_cli *c, int key, const char *arg)
 	case OPT_OUT_JSON_FILE: c->out_json_path = arg; break;
 	case OPT_BIND_SOURCE_IP: o->bind_source = arg; break;
 	case 'c':
-		if (!strcmp(arg, "RC") || !strcmp(arg, "UC") || !strcmp(arg, "UD")) {
-			o->conn = !strcmp(arg, "UD") ? XPORT_QPT_UD : !strcmp(arg, "UC") ?
-				  XPORT_QPT_UC : XPORT_QPT_RC;
+		if (perf_conn_parse(arg) >= 0) {
+			o->conn = (enum xport_qp_type)perf_conn_parse(arg);
 			o->explicit_set |= PERF_SET_CONN;
 			break;
 		}
@@ -314,9 +313,7 @@ int perf_cli_finish(struct perf_cli *c, int argc, char **argv, int first, enum p
 		return usage_error(c->cmd, "-R/--rdma-cm needs the verbs engine (the RDMA "
 				   "connection manager); the soft engine connects over the control "
 				   "channel: drop -R or use --engine verbs");
-	/* UD is SEND's: `-c UD` alone is ib_send_bw -c UD. */
-	if (o->conn == XPORT_QPT_UD && !(o->explicit_set & PERF_SET_OP))
-		o->op = PERF_SEND;
+	perf_conn_default_op(o);
 	if (o->op == PERF_ATOMIC)
 		o->size = 8;	/* atomics move 8 bytes */
 	if (c->all && o->op == PERF_ATOMIC)

@@ -124,6 +124,12 @@ const char *perf_conn_name(enum xport_qp_type t)
 	return t == XPORT_QPT_UD ? "UD" : t == XPORT_QPT_UC ? "UC" : "RC";
 }
 
+void perf_conn_default_op(struct perf_opts *o)
+{
+	if (o->conn == XPORT_QPT_UD && !(o->explicit_set & PERF_SET_OP))
+		o->op = PERF_SEND;
+}
+
 /* What each transport carries (IBTA 9.2), and what rdmakit runs over it. */
 int perf_conn_check(const struct perf_opts *o, char *err)
 {
@@ -169,7 +175,7 @@ json_t *ctl_test_json(const struct perf_opts *o, uint64_t max_size)
 			 perf_conn_name(o->conn));
 }
 
-static int conn_of(const char *name)
+int perf_conn_parse(const char *name)
 {
 	static const char *const names[] = { "RC", "UC", "UD", NULL };
 
@@ -195,7 +201,7 @@ int ctl_test_parse(json_t *m, struct perf_opts *o, uint64_t *max_size, char *err
 			   "rate_limit", &rate, "rate_unit", &unit, "rdma_cm", &cm, "connection",
 			   &conn) < 0)
 		return bad(err, "test", je.text);
-	if (index_of(op_names, op) < 0 || index_of(rate_units, unit) < 0 || conn_of(conn) < 0 ||
+	if (index_of(op_names, op) < 0 || index_of(rate_units, unit) < 0 || perf_conn_parse(conn) < 0 ||
 	    size < 1 ||
 	    max < 1 || max > PERF_MAX_SIZE || iters < 0 || qps < 1 || qps > PERF_MAX_QPS ||
 	    txd < 1 || txd > PERF_MAX_DEPTH || rxd < 1 || rxd > PERF_MAX_DEPTH || outs < 0 ||
@@ -219,7 +225,7 @@ int ctl_test_parse(json_t *m, struct perf_opts *o, uint64_t *max_size, char *err
 	t.rate_limit = rate;
 	t.rate_unit = (enum perf_rate_unit)index_of(rate_units, unit);
 	t.rdma_cm = cm;
-	t.conn = (enum xport_qp_type)conn_of(conn);
+	t.conn = (enum xport_qp_type)perf_conn_parse(conn);
 	if (perf_opts_check(&t, (uint64_t)max, err) < 0)
 		return -1;
 	*o = t;

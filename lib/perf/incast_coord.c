@@ -57,6 +57,7 @@ static int admit(struct coord *k, int timeout_ms, char *err)
 	struct incast_opts theirs = *k->o;
 	json_t *msg, *join;
 	json_int_t local = 0, rank = -1;
+	bool predates_conn;
 	char why[XPORT_ERR_LEN];
 	int rc;
 
@@ -80,11 +81,12 @@ static int admit(struct coord *k, int timeout_ms, char *err)
 		return 0;	/* not one of ours, or it left: keep waiting */
 	}
 	join = json_object_get(msg, "join");
+	/* An rdmakit before -c sends no "connection": it runs RC only. */
+	predates_conn = !json_object_get(json_object_get(join, "test"), "connection");
 	if (json_unpack(join, "{s:I, s?I}", "local", &local, "rank", &rank) < 0 || local < 1 ||
 	    incast_test_from_json(&theirs, json_object_get(join, "test"), why) < 0) {
 		snprintf(why, sizeof(why), "malformed join request");
-	} else if (!json_object_get(json_object_get(join, "test"), "connection") &&
-		   k->o->p.conn != XPORT_QPT_RC) {
+	} else if (predates_conn && k->o->p.conn != XPORT_QPT_RC) {
 		snprintf(why, sizeof(why), "this run is -c %s and the rdmakit at %s predates -c: "
 			 "run the same rdmakit version everywhere", perf_conn_name(k->o->p.conn),
 			 m->c.peer);
@@ -97,8 +99,7 @@ static int admit(struct coord *k, int timeout_ms, char *err)
 			 "joined; start the coordinator with a larger --senders", k->o->senders,
 			 k->joined);
 	} else if (incast_adopt(k->o, &theirs, m->c.peer, k->nm == 0, why) == 0) {
-		if (!json_object_get(json_object_get(join, "test"), "connection"))
-			k->predates_conn = true;
+		k->predates_conn = k->predates_conn || predates_conn;
 		json_decref(msg);
 		m->n = (unsigned)local;
 		m->rank_asked = (int)rank;

@@ -95,11 +95,7 @@ int node_build(struct incast_node *n, const struct incast_flow_def *flows, unsig
 		return -1;
 	}
 	hist_init(n->latency);
-	/* A UD receive starts with the GRH area and takes any datagram (the
-	 * largest MTU): one from a stranger who knows the QPN and Q_Key must
-	 * not fail it. */
-	n->slot_len = (size_t)(((p->conn == XPORT_QPT_UD ? (p->size > 4096 ? p->size : 4096) +
-				 XPORT_GRH_LEN : p->size) + 63) & ~63ULL);
+	n->slot_len = (size_t)((perf_recv_buf_bytes(p->conn, p->size) + 63) & ~63ULL);
 	for (unsigned i = 0; i < nflows; i++) {
 		for (int side = 0; side < 2; side++) {
 			unsigned rank = side ? flows[i].dst : flows[i].src;

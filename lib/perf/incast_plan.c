@@ -99,7 +99,7 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 			"flow_bytes", &bytes, "qps", &qps, "tx_depth", &txd, "rx_depth", &rxd,
 			"mtu", &mtu, "verify", &verify, "set", &set, "interval_s", &interval,
 			"connection", &conn) < 0 ||
-	    (strcmp(conn, "RC") && strcmp(conn, "UC") && strcmp(conn, "UD")) ||
+	    perf_conn_parse(conn) < 0 ||
 	    size < 1 || qps < 1 || txd < 1 || rxd < 1 || mtu < 0 || bytes < 0 ||
 	    !(duration >= 0) ||
 	    (interval != 0 && !(interval >= PERF_MIN_INTERVAL && interval <= PERF_MAX_INTERVAL)) ||
@@ -121,8 +121,7 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 	o->p.verify = verify;
 	o->p.explicit_set = (unsigned)set;
 	o->p.interval = interval;
-	o->p.conn = !strcmp(conn, "UD") ? XPORT_QPT_UD : !strcmp(conn, "UC") ? XPORT_QPT_UC :
-		    XPORT_QPT_RC;
+	o->p.conn = (enum xport_qp_type)perf_conn_parse(conn);
 	{
 		/* The command line's ranges; a run by --bytes has no duration. */
 		struct perf_opts check = o->p;
@@ -130,7 +129,7 @@ int incast_test_from_json(struct incast_opts *o, json_t *t, char *err)
 		if (o->flow_bytes)
 			check.duration = 1;
 		check.iters = 0;
-		if (perf_opts_check(&check, check.size, err) < 0 || perf_conn_check(&check, err) < 0)
+		if (perf_opts_check(&check, check.size, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -224,10 +223,9 @@ int incast_adopt(struct incast_opts *run, const struct incast_opts *theirs, cons
 	if (!mine->p.interval)
 		mine->p.interval = theirs->p.interval;
 	mine->p.explicit_set |= want;
-	/* UD is SEND's, as on the command line; what is left must be a test
-	 * the transport carries (-c UD from one side, --op write from another). */
-	if (mine->p.conn == XPORT_QPT_UD && !(mine->p.explicit_set & PERF_SET_OP))
-		mine->p.op = PERF_SEND;
+	/* What is left must be a test the transport carries (-c UD from one
+	 * side, --op write from another). */
+	perf_conn_default_op(&mine->p);
 	if (perf_conn_check(&mine->p, why) < 0) {
 		snprintf(err, XPORT_ERR_LEN, "%s and this run together ask for what cannot run: "
 			 "%.200s", who, why);

@@ -250,6 +250,18 @@ int perf_opts_check(const struct perf_opts *o, uint64_t max_size, char *err);
 int perf_conn_check(const struct perf_opts *o, char *err);
 /* "RC", "UC" or "UD". */
 const char *perf_conn_name(enum xport_qp_type t);
+/* The transport of a perftest name ("RC", "UC", "UD"), or -1. */
+int perf_conn_parse(const char *name);
+/* UD is SEND's: with -c UD and no --op given, the operation is SEND (as
+ * ib_send_bw -c UD); the command lines and incast's adoption alike. */
+void perf_conn_default_op(struct perf_opts *o);
+/* The receive buffer a message of size bytes needs: on UD the GRH area
+ * first, and room for any datagram (the largest MTU), so that one from a
+ * stranger who knows the QPN and Q_Key cannot fail the receive. */
+static inline uint64_t perf_recv_buf_bytes(enum xport_qp_type conn, uint64_t size)
+{
+	return conn == XPORT_QPT_UD ? (size > 4096 ? size : 4096) + XPORT_GRH_LEN : size;
+}
 void perf_close(struct perf_session *s);
 const char *perf_engine(const struct perf_session *s);
 /* The local address the soft engine bound, and the peer's, for the preamble. */

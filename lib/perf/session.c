@@ -55,11 +55,8 @@ int perf_end_open(struct perf_session *s, struct perf_end *e, char *err)
 	};
 
 	/* Two halves per QP: what this side sends (and receives SENDs into,
-	 * behind the GRH area on UD), and where a latency echo lands.  A UD
-	 * receive takes any datagram (at most the largest MTU): one from a
-	 * stranger who knows the QPN and Q_Key must not fail it. */
-	e->half = slot_len(o->conn == XPORT_QPT_UD ? (s->max_size > 4096 ? s->max_size : 4096) +
-			   XPORT_GRH_LEN : s->max_size);
+	 * behind the GRH area on UD), and where a latency echo lands. */
+	e->half = slot_len(perf_recv_buf_bytes(o->conn, s->max_size));
 	e->slot = 2 * e->half;
 	e->buf_len = e->slot * o->qps;
 	if (posix_memalign((void **)&e->buf, 4096, e->buf_len)) {
