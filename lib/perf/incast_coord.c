@@ -219,7 +219,7 @@ static int setup(struct coord *k, char *err)
 		k->r->flows[i].src = k->flows[i].src;
 		k->r->flows[i].dst = k->flows[i].dst;
 	}
-	perf_socket_addr(k->m[0].c.fd, true, bind, sizeof(bind));
+	oob_socket_addr(k->m[0].c.fd, true, bind, sizeof(bind));
 	if (node_open(&k->node, o, o->p.bind ? o->p.bind : bind, err) < 0)
 		return -1;
 	k->node.first_rank = 0;

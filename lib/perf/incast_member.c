@@ -77,7 +77,7 @@ static int set_up(struct incast_node *n, struct incast_opts *o, struct oob *c,
 	c->timeout_ms = o->p.timeout_s * 1000;
 	if (!msg)
 		return -1;
-	perf_socket_addr(c->fd, true, bind, sizeof(bind));
+	oob_socket_addr(c->fd, true, bind, sizeof(bind));
 	if (take_plan(n, o, msg, &flows, &nflows, err) < 0 ||
 	    node_open(n, o, o->p.bind ? o->p.bind : bind, err) < 0 ||
 	    node_build(n, flows, nflows, err) < 0)

@@ -81,9 +81,6 @@ static inline uint8_t perf_pattern(uint64_t i, unsigned q, uint64_t seed)
 }
 
 uint64_t perf_now_ns(void);
-/* The local (or peer) address of a connected socket, as text; v4-mapped
- * addresses as plain IPv4; "" on failure. */
-void perf_socket_addr(int fd, bool local, char *out, size_t cap);
 /* A server's --bind, checked before it waits for peers, so a wrong
  * address fails at once rather than when the first peer arrives:
  * 0, or -1 with err set. */

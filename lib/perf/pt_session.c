@@ -490,7 +490,7 @@ static int open_common(struct perf_session *s, char *err)
 	struct pt_state *pt = s->pt;
 	char local[64];
 
-	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
+	oob_socket_addr(s->oob.fd, true, local, sizeof(local));
 	if (sys_data(s, err) < 0 || perf_open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 ||
 	    open_end(s, err) < 0 || swap_mtu(s, err) < 0)
 		return -1;

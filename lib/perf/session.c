@@ -128,29 +128,6 @@ int perf_check_bind(const char *addr, char *err)
 	return rc;
 }
 
-void perf_socket_addr(int fd, bool local, char *out, size_t cap)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	int rc = local ? getsockname(fd, (struct sockaddr *)&ss, &len)
-		       : getpeername(fd, (struct sockaddr *)&ss, &len);
-
-	out[0] = '\0';
-	if (rc < 0)
-		return;
-	if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		/* A v4 client on a dual-stack listener shows up v4-mapped. */
-		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
-			inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], out, (socklen_t)cap);
-		else
-			inet_ntop(AF_INET6, &s6->sin6_addr, out, (socklen_t)cap);
-	} else {
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, out, (socklen_t)cap);
-	}
-}
-
 int perf_open_dev(struct perf_session *s, const char *bind, char *err)
 {
 	struct xport_dev_attr a = { .engine = s->o.engine, .bind = bind,
@@ -273,7 +250,7 @@ static int cm_listen(struct perf_session *s, uint32_t *token, char *err)
 {
 	char local[64];
 
-	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
+	oob_socket_addr(s->oob.fd, true, local, sizeof(local));
 	*token = cm_token();
 	return xport_cm_listen(s->dev, local, s->o.port, &s->cm, err);
 }
@@ -282,8 +259,8 @@ static int cm_connect_all(struct perf_session *s, uint16_t port, uint32_t token,
 {
 	char peer[64], local[64];
 
-	perf_socket_addr(s->oob.fd, false, peer, sizeof(peer));
-	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
+	oob_socket_addr(s->oob.fd, false, peer, sizeof(peer));
+	oob_socket_addr(s->oob.fd, true, local, sizeof(local));
 	for (unsigned i = 0; i < s->o.qps; i++)
 		if (xport_cm_connect(s->a.qp[i], peer, local, port, token, i,
 				     s->o.timeout_s * 1000, err) < 0)
@@ -422,7 +399,7 @@ static int open_client(struct perf_session *s, char *err)
 	}
 	if (ctl_send(&s->oob, OOB_PARAMS, ctl_test_json(&s->o, s->max_size), err) < 0)
 		return -1;
-	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
+	oob_socket_addr(s->oob.fd, true, local, sizeof(local));
 	if (perf_open_dev(s, s->o.bind ? s->o.bind : local, err) < 0 || perf_end_open(s, &s->a, err) < 0)
 		return -1;
 	return exchange(s, false, err);
@@ -463,7 +440,7 @@ static int open_server(struct perf_session *s, char *err)
 		oob_send_error(&s->oob, err);
 		return PERF_CLIENT_FAILED;
 	}
-	perf_socket_addr(s->oob.fd, true, local, sizeof(local));
+	oob_socket_addr(s->oob.fd, true, local, sizeof(local));
 	/* The device is the server's own (a bad --bind, no device, no random
 	 * numbers): fatal.  The buffers are what the client asked for. */
 	if (perf_open_dev(s, s->o.bind ? s->o.bind : local, err) < 0) {

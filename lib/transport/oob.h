@@ -195,6 +195,9 @@ int oob_connect_from(const char *host, uint16_t port, const char *source, int ti
 		     struct oob *o, char *err);
 /* Closes the socket and sets fd to -1; calling it again is harmless. */
 void oob_close(struct oob *o);
+/* The numeric address (no port) at one end of a connected socket: this
+ * host's (local) or the peer's; "" when the socket has none. */
+void oob_socket_addr(int fd, bool local, char *out, size_t cap);
 
 /* One message; len <= OOB_MAX_PAYLOAD. */
 int oob_send(struct oob *o, enum oob_type type, const void *buf, size_t len, char *err);

@@ -340,3 +340,26 @@ void oob_close(struct oob *o)
 	}
 }
 
+/* The numeric address (no port) at one end of a connected socket. */
+void oob_socket_addr(int fd, bool local, char *out, size_t cap)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int rc = local ? getsockname(fd, (struct sockaddr *)&ss, &len)
+		       : getpeername(fd, (struct sockaddr *)&ss, &len);
+
+	out[0] = '\0';
+	if (rc < 0)
+		return;
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		/* A v4 client on a dual-stack listener shows up v4-mapped. */
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+			inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], out, (socklen_t)cap);
+		else
+			inet_ntop(AF_INET6, &s6->sin6_addr, out, (socklen_t)cap);
+	} else {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, out, (socklen_t)cap);
+	}
+}
