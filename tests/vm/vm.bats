@@ -251,11 +251,19 @@ print(len(ports))'
 }
 
 # pair_ok NAME: the guest's perftest (or rdmakit) server and client both exited 0.
+# A failure shows both sides: one side's error is often the other's cause
+# (a client that failed makes perftest's server "Couldn't read remote address").
 pair_ok() {
+	local srv_rc srv_out
 	result "$1-server"
-	[[ $status -eq 0 ]] || fail "$1 server exited $status: $output"
+	srv_rc=$status srv_out=$output
 	result "$1-client"
-	[[ $status -eq 0 ]] || fail "$1 client exited $status: $output"
+	[[ $srv_rc -eq 0 && $status -eq 0 ]] ||
+		fail "$1: server exited $srv_rc, client exited $status
+--- client:
+$output
+--- server:
+$srv_out"
 }
 
 @test "lab: perftest ib_write_bw in guest loopback on rxe0 (GID index 1, 64 KiB x 100)" {

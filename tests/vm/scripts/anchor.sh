@@ -21,6 +21,7 @@ BW_ITERS=${ANCHOR_BW_ITERS:-300}
 LAT_ITERS=${ANCHOR_LAT_ITERS:-500}
 RATE_ITERS=${ANCHOR_RATE_ITERS:-20000}	# a multiple of 100 and of 16
 failed=0
+failures=()
 
 # pair FILE PORT CMD...: CMD as server (control port PORT), then as client
 # to this guest; the client's output in FILE.
@@ -52,7 +53,13 @@ figure() {
 			v=
 		fi
 		cat "$OUT/$name.$i"
-		[ -n "$v" ] || { echo "anchor: $name run $i gave no figure" >&2; failed=1; return; }
+		if [ -z "$v" ]; then
+			echo "anchor: $name run $i gave no figure; its server said:" >&2
+			cat "$OUT/$name.$i.server" >&2
+			failures+=("$name run $i")
+			failed=1
+			return
+		fi
 		vals+=("$v")
 	done
 	echo "$name $(median "${vals[@]}")" | tee -a "$VM_SHARE/anchor.txt"
@@ -75,4 +82,6 @@ RUNS=5 figure perftest_write_rate_q100 "$rate_col" ib_write_bw -d "$DEV" -x "$GI
 RUNS=5 figure verbs_write_rate_q100 "$rate_col" rdmakit bw --engine verbs -d "$DEV" -x "$GIDX" -s 2 -n "$RATE_ITERS" -Q 100
 RUNS=5 figure perftest_write_rate_l16 "$rate_col" ib_write_bw -d "$DEV" -x "$GIDX" -s 2 -n "$RATE_ITERS" -l 16
 RUNS=5 figure verbs_write_rate_l16 "$rate_col" rdmakit bw --engine verbs -d "$DEV" -x "$GIDX" -s 2 -n "$RATE_ITERS" -l 16
+# Last, so that it ends the console the test shows on failure.
+[ $failed -eq 0 ] || echo "anchor: no figure from: ${failures[*]} (see above)" >&2
 exit $failed
