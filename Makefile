@@ -23,7 +23,7 @@ BUILD := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 
-INCLUDES := -Icmd -Ilib/transport -Ilib/transport/soft -Ilib/stats -Ilib/capture -Ilib/perf -Ilib/plot
+INCLUDES := -Icmd -Ilib/transport -Ilib/transport/soft -Ilib/stats -Ilib/capture -Ilib/perf -Ilib/plot -Ilib/probe
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CFLAGS ?= -O2 -g
@@ -32,7 +32,7 @@ override CFLAGS += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP \
 override LDFLAGS += $(SANFLAGS)
 LDLIBS = $(PKG_LIBS) -lm -lpthread
 
-LIB_SRCS := $(sort $(wildcard lib/transport/*.c lib/transport/soft/*.c lib/stats/*.c lib/capture/*.c lib/perf/*.c lib/plot/*.c))
+LIB_SRCS := $(sort $(wildcard lib/transport/*.c lib/transport/soft/*.c lib/stats/*.c lib/capture/*.c lib/perf/*.c lib/plot/*.c lib/probe/*.c))
 CMD_SRCS := $(sort $(wildcard cmd/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 

@@ -117,6 +117,7 @@ int cmd_incast(int argc, char **argv, const struct global_opts *g);
 int cmd_devices(int argc, char **argv, const struct global_opts *g);
 int cmd_top(int argc, char **argv, const struct global_opts *g);
 int cmd_plot(int argc, char **argv, const struct global_opts *g);
+int cmd_probe(int argc, char **argv, const struct global_opts *g);
 /* `rdmakit help CMD`: runs CMD's --help, or explains why it cannot. */
 int cmd_help_for(const char *name, const struct global_opts *g);
 

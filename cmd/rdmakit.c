@@ -17,6 +17,7 @@ static const struct cmd_info commands[] = {
 	{ "capture", cmd_capture, "capture and decode RoCEv2/InfiniBand traffic, per-QP diagnosis" },
 	{ "top", cmd_top, "live monitor of RDMA port, PFC, ECN/CNP and retransmit counters" },
 	{ "plot", cmd_plot, "draw bw sweeps, latency distributions and QP sequence graphs" },
+	{ "probe", cmd_probe, "test a remote RoCE stack against the IBTA transport specification" },
 	{ "devices", cmd_devices, "list RDMA devices, ports and GIDs, and soft-engine addresses" },
 	{ "help", cmd_help, "show help for rdmakit or one command" },
 	{ "version", cmd_version, "show the version and build features" },

@@ -21,7 +21,7 @@
 # COMPREPLY=($(compgen ...)) splitting is safe here.
 # shellcheck disable=SC2207
 
-_rdmakit_commands='bw lat incast capture top plot devices help version'
+_rdmakit_commands='bw lat incast capture top plot probe devices help version'
 _rdmakit_global_opts='-j --json --pretty -h --help -V --version'
 
 # The options of command $1, one word each.
@@ -42,6 +42,10 @@ _rdmakit_command_opts()
 		;;
 	devices)
 		echo '--ib-dev --verbs --soft --json --pretty --help'
+		;;
+	probe)
+		echo '--serve --test --list --accept --port --timeout --auth-key --engine --bind' \
+			'--udp-port --ib-dev --ib-port --gid-index --persistent --json --pretty --help'
 		;;
 	plot)
 		echo '--output --kind --qp --size --label --dump-layout --json --pretty --help'
@@ -125,7 +129,18 @@ _rdmakit_option_value()
 	capture:-B|capture:--buffer-size|capture:--udp-port)
 		echo value
 		;;
-	bw:--engine|lat:--engine|incast:--engine)
+	probe:--test)
+		# The test names, from the binary itself.
+		echo "words $(rdmakit -j probe --list 2>/dev/null | sed -n 's/.*"name": *"\([a-z_0-9]*\)".*/\1/p' | tr '\n' ' ')"
+		;;
+	probe:--accept|probe:--auth-key)
+		echo file
+		;;
+	probe:-p|probe:--port|probe:--timeout|probe:--bind|probe:--udp-port|probe:-i|\
+	probe:--ib-port|probe:-x|probe:--gid-index)
+		echo value
+		;;
+	bw:--engine|lat:--engine|incast:--engine|probe:--engine)
 		echo 'words auto soft verbs'
 		;;
 	incast:--pattern)
@@ -158,7 +173,7 @@ _rdmakit_option_value()
 	bw:--dcqcn|lat:--dcqcn|incast:--dcqcn)
 		echo 'words on off'
 		;;
-	bw:-d|bw:--ib-dev|lat:-d|lat:--ib-dev|incast:-d|incast:--ib-dev)
+	bw:-d|bw:--ib-dev|lat:-d|lat:--ib-dev|incast:-d|incast:--ib-dev|probe:-d|probe:--ib-dev)
 		local d names=''
 		for d in /sys/class/infiniband/*; do
 			[[ -e $d ]] && names+=" ${d##*/}"
@@ -301,8 +316,8 @@ _rdmakit()
 	capture)
 		# Operands are a BPF filter expression: nothing to offer.
 		;;
-	bw|lat|incast)
-		# The operand is the server's (coordinator's) HOST: the host names bash knows.
+	bw|lat|incast|probe)
+		# The operand is the server's (coordinator's, probe server's) HOST: the host names bash knows.
 		if declare -F _known_hosts_real >/dev/null 2>&1; then
 			_known_hosts_real -- "$cur"
 		else

@@ -1072,6 +1072,35 @@ print(name, [x["lost_msgs"] for x in f])' "${co}_incast_$c"
 	done
 }
 
+@test "interop: rdmakit probe against probe --serve --engine verbs on rxe0: every test runs to a verdict, each explained" {
+	require_verbs_engine
+	require_root "a network namespace with a bridge and a tap"
+	lab_boot interop --net tap --host "$VM_DIR/scripts/interop-host.sh" \
+		"$VM_DIR/scripts/interop-guest.sh" verbs
+	result host_probe
+	# Exit 1 only for a deviation or a failure; what rxe does is below.
+	[[ $status -eq 0 || $status -eq 1 ]] || fail "probe exited $status: $output"
+	run json_eval '
+r = d["results"]
+assert d["params"]["remote_engine"] == "verbs" and d["params"]["remote_device"].startswith("rxe0"), d["params"]
+assert len(r) >= 10, r
+verdicts = dict((x["test"], x["verdict"]) for x in r)
+# rxe (drivers/infiniband/sw/rxe/rxe_resp.c) does each of these as the IBTA
+# says: the access checks (check_rkey), the zero-length exemption, the RNR
+# NAK, one sequence NAK per episode (sent_psn_nak), the re-ACK of a
+# duplicate SEND, the invalid request for a Middle without a First, and the
+# silent ICRC drop (rxe_icrc_check in rxe_rcv).
+bad = [(x["test"], x["verdict"], x["observed"]) for x in r if x["verdict"] != "pass"]
+assert not bad, bad
+for x in r:
+    assert x["evidence"] and any(e["direction"] == "received" for e in x["evidence"]), x
+print(" ".join("%s=%s" % kv for kv in verdicts.items()))'
+	assert_success
+	echo "# $output" >&3
+	result guest_probe_serve
+	assert_output --partial ": done"
+}
+
 @test "anchor: perftest vs rdmakit verbs vs soft in one guest, medians of 3; verbs/perftest bandwidth within 0.5-2" {
 	require_verbs_engine
 	lab_boot anchor "$VM_DIR/scripts/anchor.sh"

@@ -82,6 +82,14 @@ for c in UD UC; do
 done
 vm_signal guest-incast-done
 vm_wait host-unrel-done 120 || exit 1
+# The host's rdmakit probe tests this stack (interop-host.sh).
+rdmakit probe --serve "${eng[@]}" --timeout 60 -p 18522 >"$R/guest_probe_serve.out" 2>&1 </dev/null &
+probe_pid=$!
+wait_tcp_listen 18522 30 || exit 1
+vm_signal guest-probe-ready
+vm_wait host-probe-done 300 || exit 1
+wait "$probe_pid"
+echo $? >"$R/guest_probe_serve.rc"
 # A --persistent server waiting for a client does not end on SIGTERM (seen
 # with rdmakit 0.1.0): SIGKILL after a second.
 for pid in "$bw_pid" "$lat_pid"; do

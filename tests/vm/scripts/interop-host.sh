@@ -61,9 +61,10 @@ if command -v tcpdump >/dev/null; then
 fi
 
 "$RDMAKIT" bw "${soft[@]}" --persistent -p 18517 >"$R/host_bw_server.out" 2>&1 </dev/null &
-pids+=($!)
+host_servers=($!)
 "$RDMAKIT" lat "${soft[@]}" --persistent -p 18518 >"$R/host_lat_server.out" 2>&1 </dev/null &
-pids+=($!)
+host_servers+=($!)
+pids+=("${host_servers[@]}")
 wait_for 'listening 18517 && listening 18518' 20 "the host's soft-engine servers" || exit 1
 
 wait_for '[[ -e $S/guest-servers-ready ]]' 200 "the guest's servers" || exit 1
@@ -155,6 +156,14 @@ for c in UD UC; do
 done
 wait_for '[[ -e $S/guest-incast-done ]]' 300 "the guest's incast coordinators" || exit 1
 : >"$S/host-unrel-done"
+
+# rdmakit probe against probe --serve on the guest's stack: the probe needs
+# UDP 4791 on this address (rxe sends nowhere else), so the soft-engine
+# servers that hold it go first.
+kill -KILL "${host_servers[@]}" 2>/dev/null
+wait_for '[[ -e $S/guest-probe-ready ]]' 300 "the guest's probe --serve" || exit 1
+check host_probe timeout 240 "$RDMAKIT" -j probe --timeout 30 -p 18522 "$VM_GUEST_IP" </dev/null
+: >"$S/host-probe-done"
 
 wait_for '[[ -e $S/guest-done ]]' 120 "the guest to finish" || exit 1
 echo "=== host servers' output"

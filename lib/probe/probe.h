@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdmakit probe: a scripted RoCEv2 peer that tests a remote stack's
+ * transport behaviour against the IBTA specification.
+ *
+ * The remote runs `rdmakit probe --serve` (probe_serve): over the control
+ * channel it sets up one RC QP and memory region at a time with the
+ * attributes a test asks for, connects it to this side, and reports its
+ * completions and whether its memory changed.  This side (probe_run) is
+ * no RC state machine: each test builds the packets it needs with the
+ * wire codec, sends them from its own UDP endpoint, records every packet
+ * both ways with kernel timestamps, and an analysis (probe_analyze.c, pure
+ * and unit-tested) turns that record into a verdict.  Nothing here prints.
+ */
+#ifndef RDMAKIT_PROBE_H
+#define RDMAKIT_PROBE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oob.h"
+#include "transport.h"
+
+enum probe_verdict {
+	PROBE_PASS,		/* as the specification requires */
+	PROBE_INFO,		/* the specification leaves it open: the figure is reported */
+	PROBE_DEVIATION,	/* forbidden or required-but-missing, and the QP survived */
+	PROBE_NOT_IMPL,		/* the remote does not implement the feature */
+	PROBE_FAIL,		/* no verdict: a setup step failed or the remote went silent */
+	PROBE_SKIPPED,		/* not run: the remote's engine cannot, or --test left it out */
+	PROBE_VERDICTS
+};
+
+const char *probe_verdict_name(enum probe_verdict v);
+
+/* One packet of a test's exchange, as this side sent or received it. */
+struct probe_event {
+	unsigned frame;		/* 1-based within the test */
+	bool rx;		/* received from the remote (else sent to it) */
+	uint64_t t_ns;		/* kernel receive time, or the time it was handed to the kernel */
+	uint8_t opcode;
+	uint32_t dqpn;
+	uint32_t psn;
+	bool ackreq;
+	bool has_aeth;
+	uint8_t syndrome;	/* AETH */
+	uint32_t msn;
+	uint32_t payload_len;
+	uint8_t tos;		/* rx: the IP header's ToS (DSCP and ECN) */
+	bool icrc_corrupt;	/* tx: sent with a wrong ICRC on purpose */
+};
+
+/* What the remote reports after a test's packets: its memory and its CQ. */
+#define PROBE_MAX_WC 32
+struct probe_remote_state {
+	uint64_t changed_bytes;		/* bytes of its region that no longer hold the fill */
+	uint64_t first_changed;		/* offset of the first such byte */
+	unsigned n_wc;
+	struct xport_wc wc[PROBE_MAX_WC];
+	bool qp_error;			/* a completion with an error status was seen */
+};
+
+/* A test's record: the exchange and the remote's state after it. */
+#define PROBE_MAX_EVENTS 64
+struct probe_trace {
+	unsigned n;
+	struct probe_event ev[PROBE_MAX_EVENTS];
+	bool truncated;			/* more packets came than fit: the rest were not kept */
+	struct probe_remote_state remote;
+	bool remote_known;
+};
+
+#define PROBE_TEXT_LEN 256
+#define PROBE_MAX_EVIDENCE 8
+
+struct probe_result {
+	const struct probe_test *test;
+	enum probe_verdict verdict;
+	bool accepted;			/* a deviation listed in --accept */
+	char observed[PROBE_TEXT_LEN];	/* what happened, or why it failed or was skipped */
+	unsigned n_evidence;
+	unsigned evidence[PROBE_MAX_EVIDENCE];	/* frames (probe_event.frame) that show it */
+	struct probe_trace trace;
+};
+
+struct probe_ctx;
+
+struct probe_test {
+	const char *name;		/* "write_invalid_rkey" */
+	const char *group;		/* "responder": what the remote is tested as */
+	const char *reference;		/* where the IBTA says it */
+	const char *expected;		/* what the specification expects, in a line */
+	int (*run)(struct probe_ctx *c, struct probe_result *r);
+};
+
+/* The tests, in the order they run. */
+const struct probe_test *probe_tests(size_t *n);
+const struct probe_test *probe_test_find(const char *name);
+
+struct probe_opts {
+	const char *host;
+	uint16_t port;			/* control (TCP) port */
+	const char *bind_source;	/* local address for the control connection, or NULL */
+	int timeout_s;			/* control channel and a silent remote */
+	const struct oob_key *auth_key;
+	const volatile sig_atomic_t *stop;
+};
+
+struct probe_peer_info {
+	char version[OOB_VERSION_LEN];
+	char engine[16];
+	char device[64];		/* verbs: "rxe0/1"; soft: "ADDR:PORT" */
+};
+
+struct probe_report {
+	struct probe_peer_info peer;
+	char local[64];			/* this side's address:port for RoCEv2 */
+	size_t n;
+	struct probe_result *results;	/* n of them, in the order asked */
+	unsigned count[PROBE_VERDICTS];
+};
+
+/* Runs the tests (n of them, or every one when n is 0) against HOST.
+ * Returns 0 with *out filled (free with probe_report_free), or -1 when the
+ * remote could not be reached or is not `probe --serve` (err says why). */
+int probe_run(const struct probe_opts *o, const struct probe_test *const *tests, size_t n,
+	      struct probe_report *out, char *err);
+void probe_report_free(struct probe_report *r);
+
+/* --accept: the tests whose deviations are known.  One test name a line;
+ * '#' starts a comment.  Returns 0, or -1 naming the line at fault. */
+struct probe_accept {
+	size_t n;
+	char **names;
+};
+int probe_accept_load(const char *path, struct probe_accept *a, char *err);
+bool probe_accept_has(const struct probe_accept *a, const char *name);
+void probe_accept_free(struct probe_accept *a);
+
+struct probe_serve_opts {
+	struct xport_dev_attr dev;
+	uint16_t port;
+	int timeout_s;
+	bool persistent;
+	const struct oob_key *auth_key;
+	const volatile sig_atomic_t *stop;
+	void (*on_client)(void *ctx, const char *peer, const char *outcome);
+	void *ctx;
+};
+
+/* Serves probes until one has been served (or, persistent, until stop).
+ * Returns 0, or -1 on a failure of this server's own (err says why). */
+int probe_serve(const struct probe_serve_opts *o, char *err);
+
+/* --- the analyses (probe_analyze.c): pure, one per kind of expectation --- */
+
+/* The first received packet acknowledging or answering `psn` (an AETH
+ * whose PSN is psn), from index `from`; -1 if none. */
+int probe_find_answer(const struct probe_trace *t, uint32_t psn, unsigned from);
+
+/* A request at `psn` that must be refused with NAK `code` (enum
+ * wire_nak_code) and leave the remote's memory as it was. */
+void probe_expect_nak(struct probe_result *r, uint32_t psn, uint8_t code, bool memory_untouched);
+/* A request at `psn` that must be acknowledged (ACK), with `recvs` receive
+ * completions at the remote and `changed` bytes of its memory written. */
+void probe_expect_ack(struct probe_result *r, uint32_t psn, unsigned recvs, uint64_t changed);
+/* A SEND at `psn` with no receive posted: an RNR NAK. */
+void probe_expect_rnr(struct probe_result *r, uint32_t psn);
+/* Requests ahead of the expected PSN `epsn`, sent at frames after the
+ * first: exactly one NAK PSN sequence error for epsn per episode. */
+void probe_expect_one_seq_nak(struct probe_result *r, uint32_t epsn);
+/* A duplicate of an executed request at `psn`: acknowledged again, and
+ * the remote saw one receive completion, not two. */
+void probe_expect_dup_ack(struct probe_result *r, uint32_t psn, unsigned recvs_posted);
+/* A packet the remote must drop silently (frames up to `silent_until`
+ * sent), then a good one at `psn` that must be acknowledged. */
+void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uint32_t psn);
+
+#endif

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/probe internals: the probe's UDP endpoint and a test's context. */
+#ifndef RDMAKIT_PROBE_INT_H
+#define RDMAKIT_PROBE_INT_H
+
+#include <netinet/in.h>
+
+#include "probe.h"
+#include "probe_msg.h"
+#include "wire.h"
+
+/* The probe's RoCEv2 endpoint: one UDP socket on this host's address, port
+ * 4791 when free (a verbs remote sends nowhere else), with DF set so that
+ * the kernel writes IPv4 ID 0 on every packet (the ID the ICRC covers), no
+ * GRO (one packet per datagram) and a kernel timestamp on each receive. */
+struct probe_link {
+	int fd;
+	struct sockaddr_in local;
+};
+
+int probe_link_open(struct probe_link *l, const char *addr, char *err);
+void probe_link_close(struct probe_link *l);
+/* One received datagram within timeout_ms: 1, 0 on timeout, -1 on error. */
+uint64_t probe_link_now_ns(void);
+int probe_link_recv(struct probe_link *l, uint8_t *buf, size_t cap, size_t *len,
+		    struct sockaddr_in *from, uint64_t *t_ns, uint8_t *tos, int timeout_ms);
+
+/* A test's context: the control channel, the endpoint, the remote QP
+ * being tested, this side's QP number and next PSN, and the record. */
+struct probe_ctx {
+	const struct probe_opts *o;
+	struct oob c;
+	struct probe_link link;
+	struct probe_peer_info peer;
+	struct sockaddr_in remote;	/* the remote QP's address and UDP port */
+	struct xport_qp_info rqp;
+	struct probe_mr_info mr;
+	uint32_t qpn;			/* this side's (made up) QP number */
+	uint32_t psn;			/* the next PSN this side sends */
+	uint32_t mtu;
+	bool control_lost;		/* the control channel failed: the rest cannot run */
+	struct probe_result *r;
+};
+
+/* Asks the remote for a QP and region as s says (s->peer is filled
+ * here); -1 after setting the result to fail. */
+int probe_setup(struct probe_ctx *c, struct probe_setup *s);
+/* A setup with defaults: a 4 KiB region with every remote access and
+ * `recvs` receives of 1 KiB. */
+int probe_setup_default(struct probe_ctx *c, int access, unsigned recvs);
+/* The remote's memory and completions into the record. */
+int probe_fetch_state(struct probe_ctx *c);
+
+/* A request this side sends. */
+struct probe_req {
+	uint8_t opcode;
+	uint32_t psn;
+	bool ackreq;
+	uint64_t va;			/* RETH, for the opcodes that carry one */
+	uint32_t rkey;
+	uint32_t dmalen;
+	uint32_t len;			/* payload bytes */
+	uint8_t byte;			/* the payload's every byte */
+	bool corrupt_icrc;
+};
+
+/* Builds and sends it, and records it; the frame number, or 0 on failure
+ * (the result is set to fail). */
+unsigned probe_send(struct probe_ctx *c, const struct probe_req *q);
+/* Records what arrives: until an answer (AETH) for psn has come and then
+ * settle_ms passed, or wait_ms in all (psn < 0: just wait_ms). */
+void probe_collect(struct probe_ctx *c, int64_t psn, int wait_ms, int settle_ms);
+
+#endif

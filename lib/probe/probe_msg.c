@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * probe's control messages (see probe_msg.h): each parser checks types
+ * (json_unpack, no unknown keys) and ranges before a value is used.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "probe_msg.h"
+#include "wire.h"
+
+static int malformed(char *err, const char *what, const char *detail)
+{
+	snprintf(err, XPORT_ERR_LEN, "the peer sent a malformed probe %s message (%s): use the "
+		 "same rdmakit version on both sides", what, detail);
+	return -1;
+}
+
+json_t *probe_msg_hello(void)
+{
+	return json_pack("{s:{s:i}}", "probe", "version", PROBE_PROTO_VERSION);
+}
+
+int probe_msg_hello_parse(json_t *j, char *err)
+{
+	json_int_t v;
+
+	if (json_object_get(j, "test"))
+		return snprintf(err, XPORT_ERR_LEN, "this is rdmakit probe --serve, and the client "
+				"runs a bw, lat or incast test: point that client at an rdmakit "
+				"bw or lat server"), -1;
+	if (json_unpack(j, "{s:{s:I!}!}", "probe", "version", &v) < 0)
+		return malformed(err, "opening", "no \"probe\" object");
+	if (v != PROBE_PROTO_VERSION)
+		return snprintf(err, XPORT_ERR_LEN, "the probe speaks probe protocol %lld and this "
+				"server %d: use the same rdmakit version on both sides",
+				(long long)v, PROBE_PROTO_VERSION), -1;
+	return 0;
+}
+
+json_t *probe_msg_serve(const char *engine, const char *device)
+{
+	return json_pack("{s:{s:s, s:s}}", "serve", "engine", engine, "device", device);
+}
+
+int probe_msg_serve_parse(json_t *j, struct probe_peer_info *p, char *err)
+{
+	const char *engine, *device;
+
+	if (json_unpack(j, "{s:{s:s, s:s!}!}", "serve", "engine", &engine, "device", &device) < 0)
+		return malformed(err, "greeting", "no \"serve\" object");
+	snprintf(p->engine, sizeof(p->engine), "%s", engine);
+	snprintf(p->device, sizeof(p->device), "%s", device);
+	return 0;
+}
+
+json_t *probe_msg_setup(const struct probe_setup *s)
+{
+	return json_pack("{s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}}", "setup",
+			 "mr_bytes", (int)s->mr_bytes, "fill", s->fill, "access", s->access,
+			 "recvs", (int)s->recvs, "recv_bytes", (int)s->recv_bytes, "mtu",
+			 (int)s->mtu, "timeout", s->timeout, "retry_cnt", s->retry_cnt,
+			 "rnr_retry", s->rnr_retry, "min_rnr_timer", s->min_rnr_timer, "peer",
+			 ctl_qp_json(&s->peer));
+}
+
+json_t *probe_msg_state_req(void)
+{
+	return json_pack("{s:{}}", "state");
+}
+
+json_t *probe_msg_teardown(void)
+{
+	return json_pack("{s:{}}", "teardown");
+}
+
+static bool in(json_int_t v, json_int_t lo, json_int_t hi)
+{
+	return v >= lo && v <= hi;
+}
+
+static int setup_parse(json_t *j, struct probe_setup *s, char *err)
+{
+	json_int_t mr, fill, access, recvs, rbytes, mtu, to, retry, rnr, rnr_timer;
+	const int remote = XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_READ |
+			   XPORT_ACCESS_REMOTE_ATOMIC;
+	json_t *peer;
+
+	if (json_unpack(j, "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o!}", "mr_bytes",
+			&mr, "fill", &fill, "access", &access, "recvs", &recvs, "recv_bytes",
+			&rbytes, "mtu", &mtu, "timeout", &to, "retry_cnt", &retry, "rnr_retry", &rnr,
+			"min_rnr_timer", &rnr_timer, "peer", &peer) < 0)
+		return malformed(err, "setup", "fields");
+	if (!in(mr, 8, PROBE_MAX_MR_BYTES) || !in(fill, 0, 255) || (access & ~remote) ||
+	    !in(recvs, 0, PROBE_MAX_RECVS) || !in(rbytes, 0, PROBE_MAX_RECV_BYTES) ||
+	    !in(to, 0, 31) || !in(retry, 0, 7) || !in(rnr, 0, 7) || !in(rnr_timer, 0, 31) ||
+	    !(mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096))
+		return malformed(err, "setup", "a value out of range");
+	if (ctl_qp_parse(peer, &s->peer) < 0)
+		return malformed(err, "setup", "the probe's QP");
+	s->mr_bytes = (uint32_t)mr;
+	s->fill = (uint8_t)fill;
+	s->access = (int)access;
+	s->recvs = (unsigned)recvs;
+	s->recv_bytes = (uint32_t)rbytes;
+	s->mtu = (uint32_t)mtu;
+	s->timeout = (uint8_t)to;
+	s->retry_cnt = (uint8_t)retry;
+	s->rnr_retry = (uint8_t)rnr;
+	s->min_rnr_timer = (uint8_t)rnr_timer;
+	return 0;
+}
+
+int probe_msg_req_parse(json_t *j, enum probe_req_kind *req, struct probe_setup *s, char *err)
+{
+	const char *key;
+	json_t *v;
+
+	if (json_object_size(j) != 1)
+		return malformed(err, "request", "not one key");
+	json_object_foreach(j, key, v) {
+		if (!json_is_object(v))
+			return malformed(err, "request", "not an object");
+		if (!strcmp(key, "setup")) {
+			*req = PROBE_REQ_SETUP;
+			return setup_parse(v, s, err);
+		}
+		if (json_object_size(v))
+			return malformed(err, "request", "unexpected fields");
+		if (!strcmp(key, "state")) {
+			*req = PROBE_REQ_STATE;
+			return 0;
+		}
+		if (!strcmp(key, "teardown")) {
+			*req = PROBE_REQ_TEARDOWN;
+			return 0;
+		}
+	}
+	return malformed(err, "request", "an unknown request");
+}
+
+json_t *probe_msg_setup_reply(const struct xport_qp_info *qp, const struct probe_mr_info *mr)
+{
+	return json_pack("{s:o, s:{s:I, s:I, s:I}}", "qp", ctl_qp_json(qp), "mr", "va",
+			 (json_int_t)mr->va, "rkey", (json_int_t)mr->rkey, "len",
+			 (json_int_t)mr->len);
+}
+
+int probe_msg_setup_reply_parse(json_t *j, struct xport_qp_info *qp, struct probe_mr_info *mr,
+				char *err)
+{
+	json_int_t va, rkey, len;
+	json_t *q;
+
+	if (json_unpack(j, "{s:o, s:{s:I, s:I, s:I!}!}", "qp", &q, "mr", "va", &va, "rkey", &rkey,
+			"len", &len) < 0 || ctl_qp_parse(q, qp) < 0)
+		return malformed(err, "setup reply", "fields");
+	if (!in(rkey, 0, UINT32_MAX) || !in(len, 8, PROBE_MAX_MR_BYTES))
+		return malformed(err, "setup reply", "a value out of range");
+	mr->va = (uint64_t)va;
+	mr->rkey = (uint32_t)rkey;
+	mr->len = (uint32_t)len;
+	return 0;
+}
+
+json_t *probe_msg_state(const struct probe_remote_state *s)
+{
+	json_t *wcs = json_array();
+
+	for (unsigned i = 0; i < s->n_wc; i++)
+		json_array_append_new(wcs, json_pack("{s:I, s:i, s:i, s:I}", "wr_id",
+						     (json_int_t)s->wc[i].wr_id, "status",
+						     (int)s->wc[i].status, "opcode",
+						     (int)s->wc[i].opcode, "byte_len",
+						     (json_int_t)s->wc[i].byte_len));
+	return json_pack("{s:{s:I, s:I, s:o}}", "state", "changed_bytes",
+			 (json_int_t)s->changed_bytes, "first_changed",
+			 (json_int_t)s->first_changed, "wc", wcs);
+}
+
+int probe_msg_state_parse(json_t *j, struct probe_remote_state *s, char *err)
+{
+	json_int_t changed, first;
+	json_t *wcs, *w;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	if (json_unpack(j, "{s:{s:I, s:I, s:o!}!}", "state", "changed_bytes", &changed,
+			"first_changed", &first, "wc", &wcs) < 0 || !json_is_array(wcs) ||
+	    !in(changed, 0, PROBE_MAX_MR_BYTES) || !in(first, 0, PROBE_MAX_MR_BYTES) ||
+	    json_array_size(wcs) > PROBE_MAX_WC)
+		return malformed(err, "state", "fields");
+	s->changed_bytes = (uint64_t)changed;
+	s->first_changed = (uint64_t)first;
+	json_array_foreach(wcs, i, w) {
+		json_int_t id, status, op, len;
+
+		if (json_unpack(w, "{s:I, s:I, s:I, s:I!}", "wr_id", &id, "status", &status,
+				"opcode", &op, "byte_len", &len) < 0 || !in(status, 0, 31) ||
+		    !in(op, XPORT_WC_SEND, XPORT_WC_RECV_RDMA_WITH_IMM) || !in(len, 0, UINT32_MAX))
+			return malformed(err, "state", "a completion");
+		s->wc[i] = (struct xport_wc){ .wr_id = (uint64_t)id,
+					      .status = (enum xport_wc_status)status,
+					      .opcode = (enum xport_wc_opcode)op,
+					      .byte_len = (uint32_t)len };
+		if (status != XPORT_WC_SUCCESS)
+			s->qp_error = true;
+	}
+	s->n_wc = (unsigned)json_array_size(wcs);
+	return 0;
+}
+
+json_t *probe_msg_teardown_reply(void)
+{
+	return json_pack("{s:{}}", "teardown");
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe's control messages, built and parsed here only.  Every message is
+ * a JSON object on lib/transport/oob.h's framing; a request is a PARAMS
+ * message, its answer a RESULT (or an ERROR naming what went wrong).
+ *
+ *   probe -> serve   {"probe": {"version": 1}}
+ *   serve -> probe   {"serve": {"engine": E, "device": D}}
+ *   probe -> serve   {"setup": {...}}     -> {"qp": QP, "mr": {...}}
+ *   probe -> serve   {"state": {}}        -> {"state": {...}}
+ *   probe -> serve   {"teardown": {}}     -> {"teardown": {}}
+ *   probe -> serve   BYE
+ */
+#ifndef RDMAKIT_PROBE_MSG_H
+#define RDMAKIT_PROBE_MSG_H
+
+#include <jansson.h>
+
+#include "probe.h"
+
+#define PROBE_PROTO_VERSION 1
+
+/* What one test asks of the remote's QP and memory.  Limits: a server
+ * never allocates more than PROBE_MAX_MR_BYTES + the receives' bytes. */
+#define PROBE_MAX_MR_BYTES (1u << 20)
+#define PROBE_MAX_RECVS 16
+#define PROBE_MAX_RECV_BYTES 65536u
+struct probe_setup {
+	uint32_t mr_bytes;
+	uint8_t fill;			/* every byte of the region, before the test */
+	int access;			/* enum xport_access REMOTE_* bits */
+	unsigned recvs;			/* receives posted, each recv_bytes */
+	uint32_t recv_bytes;
+	uint32_t mtu;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	struct xport_qp_info peer;	/* this side, as the remote QP's peer */
+};
+
+struct probe_mr_info {
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+enum probe_req_kind { PROBE_REQ_SETUP, PROBE_REQ_STATE, PROBE_REQ_TEARDOWN };
+
+json_t *probe_msg_hello(void);
+int probe_msg_hello_parse(json_t *j, char *err);
+json_t *probe_msg_serve(const char *engine, const char *device);
+int probe_msg_serve_parse(json_t *j, struct probe_peer_info *p, char *err);
+
+json_t *probe_msg_setup(const struct probe_setup *s);
+json_t *probe_msg_state_req(void);
+json_t *probe_msg_teardown(void);
+/* Which request j is; setup's fields into *s.  -1 with err if malformed. */
+int probe_msg_req_parse(json_t *j, enum probe_req_kind *req, struct probe_setup *s, char *err);
+
+json_t *probe_msg_setup_reply(const struct xport_qp_info *qp, const struct probe_mr_info *mr);
+int probe_msg_setup_reply_parse(json_t *j, struct xport_qp_info *qp, struct probe_mr_info *mr,
+				char *err);
+json_t *probe_msg_state(const struct probe_remote_state *s);
+int probe_msg_state_parse(json_t *j, struct probe_remote_state *s, char *err);
+json_t *probe_msg_teardown_reply(void);
+
+#endif

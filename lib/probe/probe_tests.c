@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tests: each sets up a fresh remote QP, sends what the test is about,
+ * records the answer and the remote's state, and leaves the verdict to an
+ * analysis in probe_analyze.c.  A test returns -1 when it could not run to
+ * a verdict (the result already says why).
+ */
+#include <string.h>
+
+#include "probe_int.h"
+
+/* How long an answer may take (rxe in a guest without KVM answers in
+ * milliseconds), how long to keep listening after it for more (a second
+ * NAK, a repeated ACK), and how long silence must last to count. */
+#define ANSWER_MS 2000
+#define SETTLE_MS 200
+#define SILENT_MS 300
+
+#define ALL_ACCESS (XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_READ | XPORT_ACCESS_REMOTE_ATOMIC)
+#define REGION_BYTES 4096u
+
+/* A request, placed in the region the remote set up for the test. */
+struct shape {
+	uint8_t opcode;
+	int32_t psn_ahead;		/* PSN: this many past the one the remote expects */
+	uint64_t offset;		/* into the region */
+	uint32_t dmalen;		/* RETH length */
+	uint32_t len;			/* payload bytes */
+	uint8_t byte;
+	bool bad_rkey;			/* an rkey the remote did not hand out */
+	bool corrupt_icrc;
+};
+
+/* The remote's own rkey with the index bits changed (rxe and RNICs keep
+ * an index above an 8-bit key): one it did not hand out. */
+static struct probe_req place(const struct probe_ctx *c, const struct shape *s)
+{
+	return (struct probe_req){
+		.opcode = s->opcode, .psn = wire_psn_add(c->psn, (uint32_t)s->psn_ahead),
+		.ackreq = true, .va = c->mr.va + s->offset,
+		.rkey = s->bad_rkey ? c->mr.rkey ^ 0x005A5A00u : c->mr.rkey, .dmalen = s->dmalen,
+		.len = s->len, .byte = s->byte, .corrupt_icrc = s->corrupt_icrc,
+	};
+}
+
+/* Sends the request and records what comes back for it. */
+static int ask(struct probe_ctx *c, const struct shape *s)
+{
+	struct probe_req q = place(c, s);
+
+	if (!probe_send(c, &q))
+		return -1;
+	probe_collect(c, q.psn, ANSWER_MS, SETTLE_MS);
+	return 0;
+}
+
+/* One request to a fresh QP, its answer and the remote's state after. */
+static int exchange(struct probe_ctx *c, int access, unsigned recvs, const struct shape *s)
+{
+	if (probe_setup_default(c, access, recvs) < 0 || ask(c, s) < 0)
+		return -1;
+	return probe_fetch_state(c);
+}
+
+static int write_invalid_rkey(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape s = {
+		.opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11,
+		.bad_rkey = true,
+	};
+
+	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
+		return -1;
+	probe_expect_nak(r, c->psn, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	return 0;
+}
+
+static int write_out_of_bounds(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape s = {
+		.opcode = OP_RC_WRITE_ONLY, .offset = REGION_BYTES - 32, .dmalen = 64, .len = 64,
+		.byte = 0x11,
+	};
+
+	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
+		return -1;
+	probe_expect_nak(r, c->psn, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	return 0;
+}
+
+static int write_no_access(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape s = {
+		.opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11,
+	};
+
+	if (exchange(c, XPORT_ACCESS_REMOTE_READ, 0, &s) < 0)
+		return -1;
+	probe_expect_nak(r, c->psn, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	return 0;
+}
+
+static int read_invalid_rkey(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape s = {
+		.opcode = OP_RC_READ_REQUEST, .dmalen = 64, .len = 0, .bad_rkey = true,
+	};
+
+	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
+		return -1;
+	probe_expect_nak(r, c->psn, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	return 0;
+}
+
+static int write_zero_length_invalid_rkey(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape s = { .opcode = OP_RC_WRITE_ONLY, .len = 0, .bad_rkey = true };
+
+	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
+		return -1;
+	probe_expect_ack(r, c->psn, 0, 0);
+	return 0;
+}
+
+static int send_no_receive(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape s = { .opcode = OP_RC_SEND_ONLY, .len = 64, .byte = 0x11 };
+
+	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
+		return -1;
+	probe_expect_rnr(r, c->psn);
+	return 0;
+}
+
+static int write_middle_without_first(struct probe_ctx *c, struct probe_result *r)
+{
+	/* A Middle carries exactly one path MTU (1024 here) and no RETH. */
+	const struct shape s = { .opcode = OP_RC_WRITE_MIDDLE, .len = 1024, .byte = 0x11 };
+
+	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
+		return -1;
+	probe_expect_nak(r, c->psn, WIRE_NAK_INVALID_REQ, true);
+	return 0;
+}
+
+static int psn_ahead(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape a = {
+		.opcode = OP_RC_WRITE_ONLY, .psn_ahead = 3, .dmalen = 64, .len = 64, .byte = 0x11,
+	};
+	const struct shape b = {
+		.opcode = OP_RC_WRITE_ONLY, .psn_ahead = 4, .offset = 64, .dmalen = 64, .len = 64,
+		.byte = 0x22,
+	};
+
+	if (probe_setup_default(c, ALL_ACCESS, 0) < 0)
+		return -1;
+	/* Two requests ahead, back to back: one episode.  The NAK names the
+	 * PSN the remote expects, so that is the answer waited for. */
+	struct probe_req qa = place(c, &a), qb = place(c, &b);
+
+	if (!probe_send(c, &qa) || !probe_send(c, &qb))
+		return -1;
+	probe_collect(c, c->psn, ANSWER_MS, SILENT_MS);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_one_seq_nak(r, c->psn);
+	return 0;
+}
+
+static int duplicate_send(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape s = { .opcode = OP_RC_SEND_ONLY, .len = 64, .byte = 0x11 };
+
+	if (probe_setup_default(c, ALL_ACCESS, 2) < 0 || ask(c, &s) < 0 || ask(c, &s) < 0 ||
+	    probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_dup_ack(r, c->psn, 2);
+	return 0;
+}
+
+static int bad_icrc(struct probe_ctx *c, struct probe_result *r)
+{
+	/* The bad packet writes the first 64 bytes, the good one (same PSN)
+	 * the next 64: the region then shows which of them was executed. */
+	const struct shape bad = {
+		.opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11,
+		.corrupt_icrc = true,
+	};
+	const struct shape good = {
+		.opcode = OP_RC_WRITE_ONLY, .offset = 64, .dmalen = 64, .len = 64, .byte = 0x22,
+	};
+	struct probe_req q;
+	unsigned good_frame;
+
+	if (probe_setup_default(c, ALL_ACCESS, 0) < 0)
+		return -1;
+	q = place(c, &bad);
+	if (!probe_send(c, &q))
+		return -1;
+	probe_collect(c, -1, SILENT_MS, 0);
+	q = place(c, &good);
+	if (!(good_frame = probe_send(c, &q)))
+		return -1;
+	probe_collect(c, q.psn, ANSWER_MS, SETTLE_MS);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_silent_drop(r, good_frame - 1, q.psn);
+	return 0;
+}
+
+static const struct probe_test tests[] = {
+	{ "write_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
+	  "NAK remote access error; memory untouched", write_invalid_rkey },
+	{ "write_out_of_bounds", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
+	  "NAK remote access error; memory untouched", write_out_of_bounds },
+	{ "write_no_access", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
+	  "NAK remote access error; memory untouched", write_no_access },
+	{ "read_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
+	  "NAK remote access error", read_invalid_rkey },
+	{ "write_zero_length_invalid_rkey", "responder", "IBTA C9-88",
+	  "ACK: a zero-length RDMA WRITE checks no rkey", write_zero_length_invalid_rkey },
+	{ "send_no_receive", "responder", "IBTA ch. 9, RNR NAK",
+	  "RNR NAK; no receive completed", send_no_receive },
+	{ "psn_ahead", "responder", "IBTA ch. 9, NAK PSN sequence error",
+	  "one NAK PSN sequence error per episode", psn_ahead },
+	{ "duplicate_send", "responder", "IBTA C9-105",
+	  "ACKed again; no receive consumed", duplicate_send },
+	{ "write_middle_without_first", "responder", "IBTA 9.9.3.1.3, Table 63",
+	  "NAK invalid request; memory untouched", write_middle_without_first },
+	{ "bad_icrc", "responder", "IBTA ch. 9, ICRC; Annex A17",
+	  "dropped silently; the QP goes on", bad_icrc },
+};
+
+const struct probe_test *probe_tests(size_t *n)
+{
+	*n = sizeof(tests) / sizeof(tests[0]);
+	return tests;
+}
+
+const struct probe_test *probe_test_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!strcmp(tests[i].name, name))
+			return &tests[i];
+	return NULL;
+}

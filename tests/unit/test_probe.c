@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdmakit probe's analyses (probe_analyze.c) on exchanges laid out by
+ * hand, so that every verdict comes out both ways: pass, and each way a
+ * stack can deviate (no answer, the wrong answer, memory written, a
+ * receive consumed, an answer where silence is required).  And its
+ * control messages: a server takes only requests within its limits.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe_msg.h"
+#include "unit.h"
+#include "wire.h"
+
+#define PSN 0x001000u
+
+static struct probe_result fresh(void)
+{
+	struct probe_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.verdict = PROBE_FAIL;
+	r.trace.remote_known = true;
+	return r;
+}
+
+static void tx(struct probe_result *r, uint8_t op, uint32_t psn, uint64_t t_us)
+{
+	struct probe_event *e = &r->trace.ev[r->trace.n++];
+
+	*e = (struct probe_event){ .frame = r->trace.n, .opcode = op, .psn = psn,
+				   .t_ns = t_us * 1000, .ackreq = true };
+}
+
+static void rx(struct probe_result *r, uint8_t syndrome, uint32_t psn, uint64_t t_us)
+{
+	struct probe_event *e = &r->trace.ev[r->trace.n++];
+
+	*e = (struct probe_event){ .frame = r->trace.n, .rx = true, .opcode = OP_RC_ACK,
+				   .psn = psn, .t_ns = t_us * 1000, .has_aeth = true,
+				   .syndrome = syndrome };
+}
+
+static uint8_t nak(enum wire_nak_code c)
+{
+	return wire_aeth_make(WIRE_AETH_NAK, c);
+}
+
+static const uint8_t ACK = 0x1F;	/* ACK, credits invalid */
+
+static void recv_wc(struct probe_result *r, enum xport_wc_status st)
+{
+	r->trace.remote.wc[r->trace.remote.n_wc++] =
+		(struct xport_wc){ .opcode = XPORT_WC_RECV, .status = st, .byte_len = 64 };
+}
+
+static void test_nak(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, nak(WIRE_NAK_REMOTE_ACCESS_ERR), PSN, 250);
+	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "NAK remote access error");
+	CHECK_HAS(u, r.observed, "0.250 ms");
+	CHECK_EQ(u, r.n_evidence, 2);
+	CHECK_EQ(u, r.evidence[0], 1);
+	CHECK_EQ(u, r.evidence[1], 2);
+
+	/* NAKed, but the bytes landed anyway. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, nak(WIRE_NAK_REMOTE_ACCESS_ERR), PSN, 250);
+	r.trace.remote.changed_bytes = 64;
+	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "64 bytes of the region changed");
+
+	/* ACKed: the access check is missing. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 100);
+	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "required: NAK remote access error");
+
+	/* Another NAK code is a deviation too. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_MIDDLE, PSN, 0);
+	rx(&r, nak(WIRE_NAK_REMOTE_OP_ERR), PSN, 100);
+	probe_expect_nak(&r, PSN, WIRE_NAK_INVALID_REQ, true);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "required: NAK invalid request");
+
+	/* Silence, and answers for other PSNs, are no answer. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, nak(WIRE_NAK_REMOTE_ACCESS_ERR), PSN - 1, 100);
+	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "no answer to the request at PSN 0x001000");
+}
+
+static void test_ack(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 80);
+	probe_expect_ack(&r, PSN, 0, 0);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+
+	/* A zero-length WRITE refused for its rkey. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, nak(WIRE_NAK_REMOTE_ACCESS_ERR), PSN, 80);
+	probe_expect_ack(&r, PSN, 0, 0);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "required: an ACK");
+
+	/* ACKed, but memory changed. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 80);
+	r.trace.remote.changed_bytes = 3;
+	probe_expect_ack(&r, PSN, 0, 0);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
+static void test_rnr(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
+	rx(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, 12), PSN, 80);
+	probe_expect_rnr(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "RNR NAK 0.64 ms");
+
+	/* An ACK for a SEND that had nowhere to go. */
+	r = fresh();
+	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 80);
+	probe_expect_rnr(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+
+	/* The RNR NAK came, but a receive completed (with an error). */
+	r = fresh();
+	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
+	rx(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, 12), PSN, 80);
+	recv_wc(&r, XPORT_WC_LOC_LEN_ERR);
+	probe_expect_rnr(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
+static void test_seq_nak(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_WRITE_ONLY, PSN + 3, 0);
+	tx(&r, OP_RC_WRITE_ONLY, PSN + 4, 1);
+	rx(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN, 90);
+	probe_expect_one_seq_nak(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "for 2 requests ahead");
+
+	/* A NAK for each request ahead: one episode, two NAKs. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN + 3, 0);
+	rx(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN, 90);
+	tx(&r, OP_RC_WRITE_ONLY, PSN + 4, 100);
+	rx(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN, 190);
+	probe_expect_one_seq_nak(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "2 NAKs PSN sequence error for one episode");
+
+	/* None at all. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN + 3, 0);
+	probe_expect_one_seq_nak(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "drew no NAK");
+
+	/* Across the 2^24 wrap: ahead of 0xFFFFFF is 0x000002. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, 0x000002, 0);
+	rx(&r, nak(WIRE_NAK_PSN_SEQ_ERR), 0xFFFFFF, 90);
+	probe_expect_one_seq_nak(&r, 0xFFFFFF);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "for 1 requests ahead");
+}
+
+static void test_dup(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 80);
+	tx(&r, OP_RC_SEND_ONLY, PSN, 300);
+	rx(&r, ACK, PSN, 380);
+	recv_wc(&r, XPORT_WC_SUCCESS);
+	probe_expect_dup_ack(&r, PSN, 2);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, r.n_evidence, 4);
+
+	/* Delivered twice. */
+	recv_wc(&r, XPORT_WC_SUCCESS);
+	r.n_evidence = 0;
+	probe_expect_dup_ack(&r, PSN, 2);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "completed 2 of its 2 receives");
+
+	/* The duplicate not acknowledged. */
+	r = fresh();
+	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 80);
+	tx(&r, OP_RC_SEND_ONLY, PSN, 300);
+	recv_wc(&r, XPORT_WC_SUCCESS);
+	probe_expect_dup_ack(&r, PSN, 2);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 ACK for the request and its duplicate");
+}
+
+static void test_silent(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	r.trace.ev[0].icrc_corrupt = true;
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 300000);
+	rx(&r, ACK, PSN, 300100);
+	r.trace.remote.changed_bytes = 64;
+	r.trace.remote.first_changed = 64;
+	probe_expect_silent_drop(&r, 1, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, r.n_evidence, 3);
+
+	/* The bad packet answered. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 100);
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 300000);
+	rx(&r, ACK, PSN, 300100);
+	probe_expect_silent_drop(&r, 2, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 answer to a packet with a bad ICRC");
+
+	/* Silent, but executed: its bytes are in the region. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 300000);
+	rx(&r, ACK, PSN, 300100);
+	r.trace.remote.changed_bytes = 128;
+	r.trace.remote.first_changed = 0;
+	probe_expect_silent_drop(&r, 1, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "was executed");
+
+	/* Silent, and then silent for the good packet too: no verdict. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 300000);
+	probe_expect_silent_drop(&r, 1, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+static int parse_req(const char *text, enum probe_req_kind *k, struct probe_setup *s, char *err)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	int rc = j ? probe_msg_req_parse(j, k, s, err) : -2;
+
+	json_decref(j);
+	return rc;
+}
+
+static void test_messages(struct unit *u)
+{
+	struct probe_setup s = { .mr_bytes = 4096, .fill = 0xA5, .access = XPORT_ACCESS_REMOTE_READ,
+				 .recvs = 2, .recv_bytes = 1024, .mtu = 1024, .timeout = 14,
+				 .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 12,
+				 .peer = { .qpn = 0xD000, .psn = 0x1000, .udp_port = 4791, .mtu = 1024 } };
+	struct probe_setup back;
+	enum probe_req_kind k;
+	char err[XPORT_ERR_LEN];
+	json_t *j = probe_msg_setup(&s);
+
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, err), 0);
+	CHECK_EQ(u, k, PROBE_REQ_SETUP);
+	CHECK_EQ(u, back.mr_bytes, 4096);
+	CHECK_EQ(u, back.access, XPORT_ACCESS_REMOTE_READ);
+	CHECK_EQ(u, back.peer.qpn, 0xD000);
+	/* Over the server's limits: a bigger region, more receives. */
+	json_object_set_new(json_object_get(j, "setup"), "mr_bytes",
+			    json_integer(PROBE_MAX_MR_BYTES + 1));
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, err), -1);
+	CHECK_HAS(u, err, "out of range");
+	json_object_set_new(json_object_get(j, "setup"), "mr_bytes", json_integer(4096));
+	json_object_set_new(json_object_get(j, "setup"), "recvs", json_integer(PROBE_MAX_RECVS + 1));
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, err), -1);
+	json_object_set_new(json_object_get(j, "setup"), "recvs", json_integer(2));
+	json_object_set_new(json_object_get(j, "setup"), "access", json_integer(1));
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, err), -1);
+	json_decref(j);
+
+	CHECK_EQ(u, parse_req("{\"state\": {}}", &k, &back, err), 0);
+	CHECK_EQ(u, k, PROBE_REQ_STATE);
+	CHECK_EQ(u, parse_req("{\"teardown\": {}}", &k, &back, err), 0);
+	CHECK_EQ(u, k, PROBE_REQ_TEARDOWN);
+	CHECK_EQ(u, parse_req("{\"state\": {\"x\": 1}}", &k, &back, err), -1);
+	CHECK_EQ(u, parse_req("{\"reboot\": {}}", &k, &back, err), -1);
+	CHECK_EQ(u, parse_req("{\"state\": {}, \"teardown\": {}}", &k, &back, err), -1);
+
+	/* A bw client at a probe server is told where it is. */
+	j = json_loads("{\"test\": {}}", 0, NULL);
+	CHECK_EQ(u, probe_msg_hello_parse(j, err), -1);
+	CHECK_HAS(u, err, "this is rdmakit probe --serve");
+	json_decref(j);
+	j = probe_msg_hello();
+	CHECK_EQ(u, probe_msg_hello_parse(j, err), 0);
+	json_decref(j);
+
+	/* The state round-trips; a completion list past the bound is refused. */
+	{
+		struct probe_remote_state st = { .changed_bytes = 64, .first_changed = 8, .n_wc = 1 };
+		struct probe_remote_state got;
+
+		st.wc[0] = (struct xport_wc){ .wr_id = 1, .status = XPORT_WC_REM_ACCESS_ERR,
+					      .opcode = XPORT_WC_RECV, .byte_len = 64 };
+		j = probe_msg_state(&st);
+		CHECK_EQ(u, probe_msg_state_parse(j, &got, err), 0);
+		CHECK_EQ(u, got.changed_bytes, 64);
+		CHECK_EQ(u, got.n_wc, 1);
+		CHECK_EQ(u, got.wc[0].status, XPORT_WC_REM_ACCESS_ERR);
+		CHECK(u, got.qp_error);
+		for (int i = 0; i < PROBE_MAX_WC; i++)
+			json_array_append(json_object_get(json_object_get(j, "state"), "wc"),
+					  json_array_get(json_object_get(json_object_get(j, "state"),
+									 "wc"), 0));
+		CHECK_EQ(u, probe_msg_state_parse(j, &got, err), -1);
+		json_decref(j);
+	}
+}
+
+static void test_table(struct unit *u)
+{
+	size_t n;
+	const struct probe_test *t = probe_tests(&n);
+
+	CHECK(u, n >= 10);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(u, t[i].name && t[i].group && t[i].reference && t[i].expected && t[i].run);
+		CHECK(u, probe_test_find(t[i].name) == &t[i]);
+	}
+	CHECK(u, probe_test_find("no_such_test") == NULL);
+}
+
+int main(void)
+{
+	struct unit u = { 0 };
+
+	RUN(&u, test_nak);
+	RUN(&u, test_ack);
+	RUN(&u, test_rnr);
+	RUN(&u, test_seq_nak);
+	RUN(&u, test_dup);
+	RUN(&u, test_silent);
+	RUN(&u, test_messages);
+	RUN(&u, test_table);
+	return unit_done(&u);
+}
