@@ -28,7 +28,7 @@ $(head -c 6000 <<<"$output")"
 
 @test "golden: the recorded set covers every command" {
 	local c
-	for c in bw lat incast capture top devices version help; do
+	for c in $(rdmakit_commands); do
 		[[ -f $RDMAKIT_ROOT/tests/golden/expected/help-$c.txt ]] || fail "no golden output for $c"
 	done
 	ls "$RDMAKIT_ROOT"/tests/golden/expected/capture-*.json >/dev/null
@@ -36,4 +36,5 @@ $(head -c 6000 <<<"$output")"
 	ls "$RDMAKIT_ROOT"/tests/golden/expected/bw-*.json >/dev/null
 	ls "$RDMAKIT_ROOT"/tests/golden/expected/incast-*.json >/dev/null
 	ls "$RDMAKIT_ROOT"/tests/golden/expected/devices-*.json >/dev/null
+	ls "$RDMAKIT_ROOT"/tests/golden/expected/probe-*.json >/dev/null
 }
