@@ -44,7 +44,6 @@ static const struct opt_spec probe_opts[] = {
 	{ "ib-port", 'i', "PORT", "--serve, verbs engine: device port (default 1)" },
 	{ "gid-index", 'x', "INDEX", "--serve, verbs engine: GID index (default: pick RoCE v2)" },
 	{ "persistent", OPT_PERSISTENT, NULL, "--serve: keep serving probes one after another" },
-	OPTS_COMMON,
 	OPTS_END,
 };
 
