@@ -178,4 +178,23 @@ void probe_expect_dup_ack(struct probe_result *r, uint32_t psn, unsigned recvs_p
  * sent), then a good one at `psn` that must be acknowledged. */
 void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uint32_t psn);
 
+
+/* The remote as requester.  Its transmissions of a request are the
+ * received packets with that PSN and no AETH. */
+
+/* ACKs withheld: the first retransmission of the request at psn must come
+ * between 4.096 us x 2^timeout and four times that (IBTA: the timer's
+ * range), give or take res_us, the remote's timer resolution. */
+void probe_expect_ack_timer(struct probe_result *r, uint32_t psn, uint8_t timeout,
+			    uint32_t res_us);
+/* ACKs withheld: exactly retry_cnt retransmissions, then the work request
+ * completes with "transport retry counter exceeded". */
+void probe_expect_retries(struct probe_result *r, uint32_t psn, unsigned retry_cnt);
+/* After this side's NAK PSN sequence error naming nak_psn, the remote
+ * resends from nak_psn (go-back-N from the PSN the NAK names). */
+void probe_expect_resend_from(struct probe_result *r, uint32_t nak_psn);
+/* After this side's RNR NAK for psn, the remote waits at least the timer
+ * the NAK carried (give or take res_us) before it sends psn again. */
+void probe_expect_rnr_wait(struct probe_result *r, uint32_t psn, uint32_t res_us);
+
 #endif

@@ -287,3 +287,159 @@ void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uin
 	verdict(r, PROBE_PASS, "silent for the bad ICRC; the same request with a good ICRC was "
 		"acknowledged");
 }
+
+/* --- the remote as requester ------------------------------------------------- */
+
+static bool is_request(const struct probe_event *e, uint32_t psn)
+{
+	return e->rx && !e->has_aeth && e->psn == psn;
+}
+
+static bool completed_with(const struct probe_trace *t, enum xport_wc_status st)
+{
+	for (unsigned i = 0; i < t->remote.n_wc; i++)
+		if (t->remote.wc[i].status == st && t->remote.wc[i].opcode != XPORT_WC_RECV)
+			return true;
+	return false;
+}
+
+void probe_expect_ack_timer(struct probe_result *r, uint32_t psn, uint8_t timeout,
+			    uint32_t res_us)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *first = NULL, *second = NULL;
+	double nominal_us = 4.096 * (double)(1ull << timeout), gap_us;
+
+	for (unsigned i = 0; i < t->n && !second; i++)
+		if (is_request(&t->ev[i], psn)) {
+			if (!first)
+				first = &t->ev[i];
+			else
+				second = &t->ev[i];
+		}
+	if (!first) {
+		verdict(r, PROBE_FAIL, "the remote never sent the request it was asked to post");
+		return;
+	}
+	cite(r, first);
+	if (!second) {
+		verdict(r, PROBE_DEVIATION, "no retransmission of PSN 0x%06x without an ACK "
+			"(timeout %u: %.3f ms)", psn, timeout, nominal_us / 1e3);
+		return;
+	}
+	cite(r, second);
+	gap_us = (double)(second->t_ns - first->t_ns) / 1e3;
+	if (gap_us + res_us < nominal_us || gap_us > 4 * nominal_us + res_us)
+		verdict(r, PROBE_DEVIATION, "first retransmission after %.3f ms; timeout %u allows "
+			"%.3f to %.3f ms (+-%.0f ms resolution)", gap_us / 1e3, timeout,
+			nominal_us / 1e3, 4 * nominal_us / 1e3, res_us / 1e3);
+	else
+		verdict(r, PROBE_PASS, "first retransmission after %.3f ms = %.2f x 4.096 us x 2^%u "
+			"(allowed: 1 to 4 x, +-%.0f ms resolution)", gap_us / 1e3,
+			gap_us / nominal_us, timeout, res_us / 1e3);
+}
+
+void probe_expect_retries(struct probe_result *r, uint32_t psn, unsigned retry_cnt)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *first = NULL, *last = NULL;
+	unsigned sent = 0, retries;
+
+	for (unsigned i = 0; i < t->n; i++)
+		if (is_request(&t->ev[i], psn)) {
+			first = first ? first : &t->ev[i];
+			last = &t->ev[i];
+			sent++;
+		}
+	if (!sent) {
+		verdict(r, PROBE_FAIL, "the remote never sent the request it was asked to post");
+		return;
+	}
+	cite(r, first);
+	cite(r, last);
+	retries = sent - 1;
+	if (retries > retry_cnt) {
+		verdict(r, PROBE_DEVIATION, "%s%u retransmissions over %.1f s for retry_cnt %u "
+			"(only rnr_retry 7 means forever)", t->truncated ? "more than " : "",
+			retries, (double)(last->t_ns - first->t_ns) / 1e9, retry_cnt);
+	} else if (retries < retry_cnt) {
+		verdict(r, PROBE_DEVIATION, "gave up after %u retransmissions; retry_cnt is %u",
+			retries, retry_cnt);
+	} else if (!t->remote_known || !completed_with(t, XPORT_WC_RETRY_EXC_ERR)) {
+		verdict(r, PROBE_DEVIATION, "%u retransmissions, as retry_cnt says, but the work "
+			"request did not complete with \"transport retry counter exceeded\"",
+			retries);
+	} else {
+		verdict(r, PROBE_PASS, "%u retransmissions, then \"transport retry counter "
+			"exceeded\"", retries);
+	}
+}
+
+/* The last packet this side sent with an AETH of the given kind; NULL if none. */
+static const struct probe_event *our_answer(const struct probe_trace *t, enum wire_aeth_kind k)
+{
+	for (unsigned i = t->n; i-- > 0;)
+		if (!t->ev[i].rx && t->ev[i].has_aeth && wire_aeth_kind(t->ev[i].syndrome) == k)
+			return &t->ev[i];
+	return NULL;
+}
+
+void probe_expect_resend_from(struct probe_result *r, uint32_t nak_psn)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *nak = our_answer(t, WIRE_AETH_NAK);
+
+	if (!nak) {
+		verdict(r, PROBE_FAIL, "the remote's request never came, so no NAK was sent");
+		return;
+	}
+	cite(r, nak);
+	for (unsigned i = nak->frame; i < t->n; i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (!e->rx || e->has_aeth)
+			continue;
+		cite(r, e);
+		if (e->psn == nak_psn)
+			verdict(r, PROBE_PASS, "resent from PSN 0x%06x, the one the NAK named, %.3f "
+				"ms after it", e->psn, (double)(e->t_ns - nak->t_ns) / 1e6);
+		else
+			verdict(r, PROBE_DEVIATION, "resent from PSN 0x%06x after a NAK naming "
+				"0x%06x", e->psn, nak_psn);
+		return;
+	}
+	verdict(r, PROBE_DEVIATION, "nothing resent after the NAK PSN sequence error naming "
+		"0x%06x", nak_psn);
+}
+
+void probe_expect_rnr_wait(struct probe_result *r, uint32_t psn, uint32_t res_us)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *rnr = our_answer(t, WIRE_AETH_RNR_NAK);
+	uint32_t timer_us;
+
+	if (!rnr) {
+		verdict(r, PROBE_FAIL, "the remote's SEND never came, so no RNR NAK was sent");
+		return;
+	}
+	cite(r, rnr);
+	timer_us = wire_rnr_timer_us(wire_aeth_value(rnr->syndrome));
+	for (unsigned i = rnr->frame; i < t->n; i++) {
+		const struct probe_event *e = &t->ev[i];
+		double waited_us;
+
+		if (!is_request(e, psn))
+			continue;
+		cite(r, e);
+		waited_us = (double)(e->t_ns - rnr->t_ns) / 1e3;
+		if (waited_us + res_us < timer_us)
+			verdict(r, PROBE_DEVIATION, "resent after %.3f ms, before the RNR NAK's "
+				"timer of %.2f ms ran out", waited_us / 1e3, timer_us / 1e3);
+		else
+			verdict(r, PROBE_PASS, "resent after %.3f ms for an RNR NAK timer of %.2f ms",
+				waited_us / 1e3, timer_us / 1e3);
+		return;
+	}
+	verdict(r, PROBE_DEVIATION, "never resent after an RNR NAK of %.2f ms (rnr_retry 7: "
+		"it must retry)", timer_us / 1e3);
+}

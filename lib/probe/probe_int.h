@@ -62,11 +62,21 @@ struct probe_req {
 	uint32_t len;			/* payload bytes */
 	uint8_t byte;			/* the payload's every byte */
 	bool corrupt_icrc;
+	uint8_t syndrome;		/* OP_RC_ACK: the AETH */
+	uint32_t msn;
 };
 
 /* Builds and sends it, and records it; the frame number, or 0 on failure
  * (the result is set to fail). */
 unsigned probe_send(struct probe_ctx *c, const struct probe_req *q);
+/* The work the remote's QP is to post (it is then the requester). */
+int probe_post(struct probe_ctx *c, const struct probe_post *w);
+/* An ACK, NAK or RNR NAK for psn, sent and recorded: its frame, or 0. */
+unsigned probe_answer(struct probe_ctx *c, uint32_t psn, uint8_t syndrome, uint32_t msn);
+/* The next packet from the remote within timeout_ms, recorded: its index
+ * in the record, or -1 when none came (or the record is full). */
+int probe_next(struct probe_ctx *c, int timeout_ms);
+
 /* Records what arrives: until an answer (AETH) for psn has come and then
  * settle_ms passed, or wait_ms in all (psn < 0: just wait_ms). */
 void probe_collect(struct probe_ctx *c, int64_t psn, int wait_ms, int settle_ms);

@@ -17,6 +17,11 @@ static int malformed(char *err, const char *what, const char *detail)
 	return -1;
 }
 
+static bool in(json_int_t v, json_int_t lo, json_int_t hi)
+{
+	return v >= lo && v <= hi;
+}
+
 json_t *probe_msg_hello(void)
 {
 	return json_pack("{s:{s:i}}", "probe", "version", PROBE_PROTO_VERSION);
@@ -65,6 +70,41 @@ json_t *probe_msg_setup(const struct probe_setup *s)
 			 ctl_qp_json(&s->peer));
 }
 
+static const char *const post_ops[] = { "write", "send", "read", NULL };
+
+json_t *probe_msg_post(const struct probe_post *w)
+{
+	return json_pack("{s:{s:s, s:I, s:i, s:I, s:I}}", "post", "op", post_ops[w->op], "len",
+			 (json_int_t)w->len, "count", (int)w->count, "remote_va",
+			 (json_int_t)w->remote_va, "rkey", (json_int_t)w->rkey);
+}
+
+json_t *probe_msg_post_reply(void)
+{
+	return json_pack("{s:{}}", "post");
+}
+
+static int post_parse(json_t *j, struct probe_post *w, char *err)
+{
+	json_int_t len, count, va, rkey;
+	const char *op;
+	int i;
+
+	if (json_unpack(j, "{s:s, s:I, s:I, s:I, s:I!}", "op", &op, "len", &len, "count", &count,
+			"remote_va", &va, "rkey", &rkey) < 0)
+		return malformed(err, "post", "fields");
+	for (i = 0; post_ops[i] && strcmp(post_ops[i], op); i++)
+		;
+	/* The data comes from the remote's own region: len is checked
+	 * against it when the work is posted. */
+	if (!post_ops[i] || !in(len, 0, PROBE_MAX_MR_BYTES) || !in(count, 1, PROBE_MAX_POSTS) ||
+	    va < 0 || !in(rkey, 0, UINT32_MAX))
+		return malformed(err, "post", "a value out of range");
+	*w = (struct probe_post){ (enum probe_post_op)i, (uint32_t)len, (unsigned)count,
+				  (uint64_t)va, (uint32_t)rkey };
+	return 0;
+}
+
 json_t *probe_msg_state_req(void)
 {
 	return json_pack("{s:{}}", "state");
@@ -73,11 +113,6 @@ json_t *probe_msg_state_req(void)
 json_t *probe_msg_teardown(void)
 {
 	return json_pack("{s:{}}", "teardown");
-}
-
-static bool in(json_int_t v, json_int_t lo, json_int_t hi)
-{
-	return v >= lo && v <= hi;
 }
 
 static int setup_parse(json_t *j, struct probe_setup *s, char *err)
@@ -112,7 +147,8 @@ static int setup_parse(json_t *j, struct probe_setup *s, char *err)
 	return 0;
 }
 
-int probe_msg_req_parse(json_t *j, enum probe_req_kind *req, struct probe_setup *s, char *err)
+int probe_msg_req_parse(json_t *j, enum probe_req_kind *req, struct probe_setup *s,
+			struct probe_post *w, char *err)
 {
 	const char *key;
 	json_t *v;
@@ -125,6 +161,10 @@ int probe_msg_req_parse(json_t *j, enum probe_req_kind *req, struct probe_setup 
 		if (!strcmp(key, "setup")) {
 			*req = PROBE_REQ_SETUP;
 			return setup_parse(v, s, err);
+		}
+		if (!strcmp(key, "post")) {
+			*req = PROBE_REQ_POST;
+			return post_parse(v, w, err);
 		}
 		if (json_object_size(v))
 			return malformed(err, "request", "unexpected fields");

@@ -7,6 +7,7 @@
  *   probe -> serve   {"probe": {"version": 1}}
  *   serve -> probe   {"serve": {"engine": E, "device": D}}
  *   probe -> serve   {"setup": {...}}     -> {"qp": QP, "mr": {...}}
+ *   probe -> serve   {"post": {...}}      -> {"post": {}}
  *   probe -> serve   {"state": {}}        -> {"state": {...}}
  *   probe -> serve   {"teardown": {}}     -> {"teardown": {}}
  *   probe -> serve   BYE
@@ -42,7 +43,20 @@ struct probe_mr_info {
 	uint32_t len;
 };
 
-enum probe_req_kind { PROBE_REQ_SETUP, PROBE_REQ_STATE, PROBE_REQ_TEARDOWN };
+/* Work the remote's QP is to post, as the requester a test examines:
+ * `count` messages of `len` bytes from the start of its region, to the
+ * probe's (made up) va and rkey for WRITE and READ. */
+#define PROBE_MAX_POSTS 8
+enum probe_post_op { PROBE_POST_WRITE, PROBE_POST_SEND, PROBE_POST_READ };
+struct probe_post {
+	enum probe_post_op op;
+	uint32_t len;
+	unsigned count;
+	uint64_t remote_va;
+	uint32_t rkey;
+};
+
+enum probe_req_kind { PROBE_REQ_SETUP, PROBE_REQ_POST, PROBE_REQ_STATE, PROBE_REQ_TEARDOWN };
 
 json_t *probe_msg_hello(void);
 int probe_msg_hello_parse(json_t *j, char *err);
@@ -50,10 +64,14 @@ json_t *probe_msg_serve(const char *engine, const char *device);
 int probe_msg_serve_parse(json_t *j, struct probe_peer_info *p, char *err);
 
 json_t *probe_msg_setup(const struct probe_setup *s);
+json_t *probe_msg_post(const struct probe_post *w);
+json_t *probe_msg_post_reply(void);
 json_t *probe_msg_state_req(void);
 json_t *probe_msg_teardown(void);
-/* Which request j is; setup's fields into *s.  -1 with err if malformed. */
-int probe_msg_req_parse(json_t *j, enum probe_req_kind *req, struct probe_setup *s, char *err);
+/* Which request j is; a setup's fields into *s, a post's into *w.  -1
+ * with err if malformed. */
+int probe_msg_req_parse(json_t *j, enum probe_req_kind *req, struct probe_setup *s,
+			struct probe_post *w, char *err);
 
 json_t *probe_msg_setup_reply(const struct xport_qp_info *qp, const struct probe_mr_info *mr);
 int probe_msg_setup_reply_parse(json_t *j, struct xport_qp_info *qp, struct probe_mr_info *mr,

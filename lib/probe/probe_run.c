@@ -144,6 +144,7 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 	p.bth.ackreq = q->ackreq;
 	p.bth.psn = q->psn & WIRE_PSN_MASK;
 	p.reth = (struct wire_reth){ q->va, q->rkey, q->dmalen };
+	p.aeth = (struct wire_aeth){ q->syndrome, q->msn };
 	p.atomiceth = (struct wire_atomiceth){ .va = q->va, .rkey = q->rkey };
 	len = wire_build(frame, sizeof(frame), &p, payload, q->len);
 	if (!len) {
@@ -166,6 +167,7 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 		.frame = e->frame, .t_ns = sent_ns, .opcode = q->opcode,
 		.dqpn = c->rqp.qpn, .psn = p.bth.psn, .ackreq = q->ackreq,
 		.payload_len = q->len, .tos = WIRE_ECT0, .icrc_corrupt = q->corrupt_icrc,
+		.has_aeth = q->opcode == OP_RC_ACK, .syndrome = q->syndrome, .msn = q->msn,
 	};
 	return e->frame;
 }
@@ -218,6 +220,48 @@ void probe_collect(struct probe_ctx *c, int64_t psn, int wait_ms, int settle_ms)
 			psn = -1;
 		}
 	}
+}
+
+unsigned probe_answer(struct probe_ctx *c, uint32_t psn, uint8_t syndrome, uint32_t msn)
+{
+	const struct probe_req q = { .opcode = OP_RC_ACK, .psn = psn, .syndrome = syndrome,
+				     .msn = msn };
+
+	return probe_send(c, &q);
+}
+
+int probe_next(struct probe_ctx *c, int timeout_ms)
+{
+	uint64_t now = probe_link_now_ns(), end = now + (uint64_t)timeout_ms * 1000000u;
+	uint8_t buf[4096 + 256];
+
+	while ((now = probe_link_now_ns()) < end && !(c->o->stop && *c->o->stop)) {
+		struct probe_trace *t = &c->r->trace;
+		struct sockaddr_in from;
+		unsigned before = t->n;
+		uint64_t t_ns;
+		size_t len;
+		uint8_t tos;
+
+		if (probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos,
+				    (int)((end - now + 999999) / 1000000)) <= 0 ||
+		    from.sin_addr.s_addr != c->remote.sin_addr.s_addr)
+			continue;
+		take(c, buf, len, t_ns, tos, -1);
+		if (t->n > before)
+			return (int)before;
+		if (t->truncated)
+			return -1;
+	}
+	return -1;
+}
+
+int probe_post(struct probe_ctx *c, const struct probe_post *w)
+{
+	json_t *j = ask(c, probe_msg_post(w));
+
+	json_decref(j);
+	return j ? 0 : -1;
 }
 
 static int teardown(struct probe_ctx *c)

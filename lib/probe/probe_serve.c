@@ -109,6 +109,33 @@ static int setup(struct serve *s, const struct probe_setup *p, json_t **reply, c
 	return 0;
 }
 
+/* The requester's work a test asks for, from the region's start. */
+static int post(struct serve *s, const struct probe_post *w, char *err)
+{
+	static const enum xport_wr_opcode ops[] = {
+		[PROBE_POST_WRITE] = XPORT_WR_RDMA_WRITE, [PROBE_POST_SEND] = XPORT_WR_SEND,
+		[PROBE_POST_READ] = XPORT_WR_RDMA_READ,
+	};
+
+	if (!s->have_qp)
+		return snprintf(err, XPORT_ERR_LEN, "a post before any setup: use the same rdmakit "
+				"version on both sides"), -1;
+	if (w->len > s->q.len)
+		return snprintf(err, XPORT_ERR_LEN, "a post of %u bytes from a region of %u",
+				w->len, s->q.len), -1;
+	for (unsigned i = 0; i < w->count; i++) {
+		struct xport_send_wr wr = {
+			.wr_id = 1000 + i, .opcode = ops[w->op], .signaled = true,
+			.sge = { (uint64_t)(uintptr_t)s->q.buf, w->len, s->q.mr->lkey },
+			.remote_addr = w->remote_va, .rkey = w->rkey,
+		};
+
+		if (xport_post_send(s->q.qp, &wr, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static json_t *state(struct serve *s)
 {
 	struct probe_remote_state st = { 0 };
@@ -155,7 +182,8 @@ static int session(struct serve *s, char *err)
 {
 	for (;;) {
 		struct probe_setup p;
-		enum probe_req_kind req;
+		struct probe_post w;
+		enum probe_req_kind req = PROBE_REQ_STATE;
 		json_t *m, *reply = NULL;
 		enum oob_type type;
 		char buf[4096];
@@ -174,12 +202,14 @@ static int session(struct serve *s, char *err)
 					"request belongs: use the same rdmakit version on both "
 					"sides", oob_type_name(type)), -1;
 		m = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
-		rc = m ? probe_msg_req_parse(m, &req, &p, err) : -1;
+		rc = m ? probe_msg_req_parse(m, &req, &p, &w, err) : -1;
 		json_decref(m);
 		if (!m)
 			snprintf(err, XPORT_ERR_LEN, "the probe sent a request that is not JSON");
 		if (rc == 0 && req == PROBE_REQ_SETUP)
 			rc = setup(s, &p, &reply, err);
+		else if (rc == 0 && req == PROBE_REQ_POST)
+			reply = (rc = post(s, &w, err)) ? NULL : probe_msg_post_reply();
 		else if (rc == 0 && req == PROBE_REQ_STATE)
 			reply = state(s);
 		else if (rc == 0) {
@@ -187,11 +217,13 @@ static int session(struct serve *s, char *err)
 			reply = probe_msg_teardown_reply();
 		}
 		if (rc < 0) {
-			/* A setup the engine refused is this test's failure, not the session's. */
+			/* A setup or post the engine refused is this test's
+			 * failure, not the session's. */
 			oob_send_error(&s->c, err);
-			if (!m || req != PROBE_REQ_SETUP)
+			if (!m || (req != PROBE_REQ_SETUP && req != PROBE_REQ_POST))
 				return -1;
-			qp_free(s);
+			if (req == PROBE_REQ_SETUP)
+				qp_free(s);
 			continue;
 		}
 		if (ctl_send(&s->c, OOB_RESULT, reply, err) < 0)

@@ -209,6 +209,130 @@ static int bad_icrc(struct probe_ctx *c, struct probe_result *r)
 	return 0;
 }
 
+/* --- the remote as requester ------------------------------------------------ */
+
+/* A timer's resolution on the remote: rxe's timers run on jiffies, 4 ms at
+ * Debian's HZ=250; an RNIC's are finer. */
+#define TIMER_RES_US 4000
+/* Where the remote's WRITEs go: this side keeps no memory; it answers. */
+#define PROBE_VA 0x10000
+#define PROBE_RKEY 0x1234
+
+static int requester_setup(struct probe_ctx *c, uint8_t timeout, uint8_t retry_cnt,
+			   uint8_t rnr_retry)
+{
+	struct probe_setup s = {
+		.mr_bytes = REGION_BYTES, .fill = 0xA5, .access = ALL_ACCESS, .recvs = 0,
+		.recv_bytes = 1024, .mtu = 1024, .timeout = timeout, .retry_cnt = retry_cnt,
+		.rnr_retry = rnr_retry, .min_rnr_timer = 12,
+	};
+
+	return probe_setup(c, &s);
+}
+
+static int post_one(struct probe_ctx *c, enum probe_post_op op, uint32_t len)
+{
+	const struct probe_post w = { op, len, 1, PROBE_VA, PROBE_RKEY };
+
+	return probe_post(c, &w);
+}
+
+/* A WRITE from the remote left unanswered: records its transmissions until
+ * the remote has been silent for a while (16 timeouts, 1 s at least: an
+ * engine may back its timer off) or has clearly retried more than
+ * retry_cnt, 10 s at most. */
+static int withhold_acks(struct probe_ctx *c, uint8_t timeout, uint8_t retry_cnt)
+{
+	uint64_t nominal_ms = (4096ull << timeout) / 1000000u;
+	int silence_ms = (int)(16 * nominal_ms > 1000 ? 16 * nominal_ms : 1000);
+	uint64_t end = probe_link_now_ns() + 10000000000ull;
+	unsigned sent = 0;
+	int i;
+
+	if (requester_setup(c, timeout, retry_cnt, 7) < 0 || post_one(c, PROBE_POST_WRITE, 64) < 0)
+		return -1;
+	while (probe_link_now_ns() < end && sent <= retry_cnt + 3u &&
+	       (i = probe_next(c, silence_ms)) >= 0)
+		sent += !c->r->trace.ev[i].has_aeth;
+	return probe_fetch_state(c);
+}
+
+static int ack_timeout(struct probe_ctx *c, struct probe_result *r)
+{
+	if (withhold_acks(c, 14, 3) < 0)
+		return -1;
+	probe_expect_ack_timer(r, c->rqp.psn, 14, TIMER_RES_US);
+	return 0;
+}
+
+static int retry_count(struct probe_ctx *c, struct probe_result *r)
+{
+	if (withhold_acks(c, 12, 3) < 0)
+		return -1;
+	probe_expect_retries(r, c->rqp.psn, 3);
+	return 0;
+}
+
+static int retry_count_7(struct probe_ctx *c, struct probe_result *r)
+{
+	if (withhold_acks(c, 12, 7) < 0)
+		return -1;
+	probe_expect_retries(r, c->rqp.psn, 7);
+	return 0;
+}
+
+/* Waits for the remote's request with this PSN: its index, or -1. */
+static int await_request(struct probe_ctx *c, uint32_t psn)
+{
+	uint64_t end = probe_link_now_ns() + (uint64_t)ANSWER_MS * 1000000u;
+	int i;
+
+	while (probe_link_now_ns() < end && (i = probe_next(c, ANSWER_MS)) >= 0)
+		if (!c->r->trace.ev[i].has_aeth && c->r->trace.ev[i].psn == psn)
+			return i;
+	return -1;
+}
+
+static int seq_nak_resend(struct probe_ctx *c, struct probe_result *r)
+{
+	uint32_t p;
+
+	/* 4 KiB at MTU 1024: First, Middle, Middle, Last.  The NAK names the
+	 * third, as if it had been lost: the first two stand acknowledged. */
+	if (requester_setup(c, 14, 7, 7) < 0 || post_one(c, PROBE_POST_WRITE, 4096) < 0)
+		return -1;
+	p = c->rqp.psn;
+	if (await_request(c, wire_psn_add(p, 3)) >= 0 &&
+	    probe_answer(c, wire_psn_add(p, 2), wire_aeth_make(WIRE_AETH_NAK, WIRE_NAK_PSN_SEQ_ERR), 0) &&
+	    await_request(c, wire_psn_add(p, 3)) >= 0)
+		probe_answer(c, wire_psn_add(p, 3), wire_aeth_make(WIRE_AETH_ACK, 31), 1);
+	probe_collect(c, -1, SETTLE_MS, 0);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_resend_from(r, wire_psn_add(p, 2));
+	return 0;
+}
+
+static int rnr_wait(struct probe_ctx *c, struct probe_result *r)
+{
+	/* 10.24 ms: well above a jiffy, well below the timeouts. */
+	uint8_t code = wire_rnr_timer_code(10240);
+	uint32_t p;
+
+	if (requester_setup(c, 14, 7, 7) < 0 || post_one(c, PROBE_POST_SEND, 64) < 0)
+		return -1;
+	p = c->rqp.psn;
+	if (await_request(c, p) >= 0 &&
+	    probe_answer(c, p, wire_aeth_make(WIRE_AETH_RNR_NAK, code), 0) &&
+	    await_request(c, p) >= 0)
+		probe_answer(c, p, wire_aeth_make(WIRE_AETH_ACK, 31), 1);
+	probe_collect(c, -1, SETTLE_MS, 0);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_rnr_wait(r, p, TIMER_RES_US);
+	return 0;
+}
+
 static const struct probe_test tests[] = {
 	{ "write_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
 	  "NAK remote access error; memory untouched", write_invalid_rkey },
@@ -230,6 +354,16 @@ static const struct probe_test tests[] = {
 	  "NAK invalid request; memory untouched", write_middle_without_first },
 	{ "bad_icrc", "responder", "IBTA ch. 9, ICRC; Annex A17",
 	  "dropped silently; the QP goes on", bad_icrc },
+	{ "ack_timeout", "requester", "IBTA ch. 9, local ACK timeout",
+	  "first retransmission within 1-4 x 4.096 us x 2^timeout", ack_timeout },
+	{ "retry_count", "requester", "IBTA ch. 9, retry_cnt",
+	  "retry_cnt 3: 3 retransmissions, then retry exceeded", retry_count },
+	{ "retry_count_7", "requester", "IBTA ch. 9, retry_cnt (7 is not infinite)",
+	  "retry_cnt 7: 7 retransmissions, then retry exceeded", retry_count_7 },
+	{ "seq_nak_resend", "requester", "IBTA ch. 9, NAK PSN sequence error",
+	  "go-back-N from the PSN the NAK names", seq_nak_resend },
+	{ "rnr_wait", "requester", "IBTA ch. 9, RNR NAK timer",
+	  "resend no sooner than the RNR NAK's timer", rnr_wait },
 };
 
 const struct probe_test *probe_tests(size_t *n)

@@ -267,10 +267,164 @@ static void test_silent(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
 }
 
+/* The remote's request (a packet without an AETH) at t_us. */
+static void req_in(struct probe_result *r, uint32_t psn, uint64_t t_us)
+{
+	struct probe_event *e = &r->trace.ev[r->trace.n++];
+
+	*e = (struct probe_event){ .frame = r->trace.n, .rx = true, .opcode = OP_RC_WRITE_ONLY,
+				   .psn = psn, .t_ns = t_us * 1000 };
+}
+
+/* This side's ACK, NAK or RNR NAK at t_us. */
+static void answer_out(struct probe_result *r, uint8_t syndrome, uint32_t psn, uint64_t t_us)
+{
+	struct probe_event *e = &r->trace.ev[r->trace.n++];
+
+	*e = (struct probe_event){ .frame = r->trace.n, .opcode = OP_RC_ACK, .psn = psn,
+				   .t_ns = t_us * 1000, .has_aeth = true, .syndrome = syndrome };
+}
+
+static void send_wc(struct probe_result *r, enum xport_wc_status st)
+{
+	r->trace.remote.wc[r->trace.remote.n_wc++] =
+		(struct xport_wc){ .opcode = XPORT_WC_RDMA_WRITE, .status = st };
+}
+
+static void test_ack_timer(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	/* timeout 14: 67.1 ms nominal, up to 268.4 ms allowed. */
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 67500);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "67.500 ms = 1.01 x");
+	/* Within a jiffy short of nominal still passes; 10 ms short does not. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 64000);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r = fresh();
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 57000);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	/* Too late: past 4 x. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 300000);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "allows 67.109 to 268.435 ms");
+	/* Never retransmitted; never sent at all. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	r = fresh();
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+static void test_retries(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (int i = 0; i < 4; i++)
+		req_in(&r, PSN, (uint64_t)i * 20000);
+	send_wc(&r, XPORT_WC_RETRY_EXC_ERR);
+	probe_expect_retries(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, r.evidence[0], 1);
+	CHECK_EQ(u, r.evidence[1], 4);
+	/* retry_cnt 7 taken as forever (rxe). */
+	r = fresh();
+	for (int i = 0; i < 11; i++)
+		req_in(&r, PSN, (uint64_t)i * 20000);
+	probe_expect_retries(&r, PSN, 7);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "10 retransmissions over 0.2 s for retry_cnt 7");
+	/* Gave up early. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 20000);
+	send_wc(&r, XPORT_WC_RETRY_EXC_ERR);
+	probe_expect_retries(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "gave up after 1 retransmissions");
+	/* The right count, but the work request did not fail. */
+	r = fresh();
+	for (int i = 0; i < 4; i++)
+		req_in(&r, PSN, (uint64_t)i * 20000);
+	send_wc(&r, XPORT_WC_SUCCESS);
+	probe_expect_retries(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
+static void test_resend_from(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (uint32_t i = 0; i < 4; i++)
+		req_in(&r, PSN + i, i);
+	answer_out(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN + 2, 10);
+	req_in(&r, PSN + 2, 900);
+	req_in(&r, PSN + 3, 901);
+	probe_expect_resend_from(&r, PSN + 2);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, r.evidence[0], 5);
+	CHECK_EQ(u, r.evidence[1], 6);
+	/* Back to the first packet of the message: not what the NAK said. */
+	r = fresh();
+	for (uint32_t i = 0; i < 4; i++)
+		req_in(&r, PSN + i, i);
+	answer_out(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN + 2, 10);
+	req_in(&r, PSN, 900);
+	probe_expect_resend_from(&r, PSN + 2);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "resent from PSN 0x001000 after a NAK naming 0x001002");
+	/* Nothing after the NAK. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	answer_out(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN, 10);
+	probe_expect_resend_from(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
+static void test_rnr_wait(struct unit *u)
+{
+	uint8_t code = wire_rnr_timer_code(10240);
+	struct probe_result r = fresh();
+
+	req_in(&r, PSN, 0);
+	answer_out(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, code), PSN, 100);
+	req_in(&r, PSN, 100 + 10500);
+	probe_expect_rnr_wait(&r, PSN, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "for an RNR NAK timer of 10.24 ms");
+	/* Resent at once: the timer ignored. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	answer_out(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, code), PSN, 100);
+	req_in(&r, PSN, 100 + 500);
+	probe_expect_rnr_wait(&r, PSN, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	/* Never resent. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	answer_out(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, code), PSN, 100);
+	probe_expect_rnr_wait(&r, PSN, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
 static int parse_req(const char *text, enum probe_req_kind *k, struct probe_setup *s, char *err)
 {
 	json_t *j = json_loads(text, 0, NULL);
-	int rc = j ? probe_msg_req_parse(j, k, s, err) : -2;
+	struct probe_post w;
+	int rc = j ? probe_msg_req_parse(j, k, s, &w, err) : -2;
 
 	json_decref(j);
 	return rc;
@@ -283,11 +437,12 @@ static void test_messages(struct unit *u)
 				 .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 12,
 				 .peer = { .qpn = 0xD000, .psn = 0x1000, .udp_port = 4791, .mtu = 1024 } };
 	struct probe_setup back;
+	struct probe_post w;
 	enum probe_req_kind k;
 	char err[XPORT_ERR_LEN];
 	json_t *j = probe_msg_setup(&s);
 
-	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, err), 0);
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
 	CHECK_EQ(u, k, PROBE_REQ_SETUP);
 	CHECK_EQ(u, back.mr_bytes, 4096);
 	CHECK_EQ(u, back.access, XPORT_ACCESS_REMOTE_READ);
@@ -295,16 +450,31 @@ static void test_messages(struct unit *u)
 	/* Over the server's limits: a bigger region, more receives. */
 	json_object_set_new(json_object_get(j, "setup"), "mr_bytes",
 			    json_integer(PROBE_MAX_MR_BYTES + 1));
-	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, err), -1);
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
 	CHECK_HAS(u, err, "out of range");
 	json_object_set_new(json_object_get(j, "setup"), "mr_bytes", json_integer(4096));
 	json_object_set_new(json_object_get(j, "setup"), "recvs", json_integer(PROBE_MAX_RECVS + 1));
-	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, err), -1);
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
 	json_object_set_new(json_object_get(j, "setup"), "recvs", json_integer(2));
 	json_object_set_new(json_object_get(j, "setup"), "access", json_integer(1));
-	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, err), -1);
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
 	json_decref(j);
 
+	{
+		struct probe_post post = { PROBE_POST_READ, 4096, 2, 0x10000, 0x1234 };
+
+		j = probe_msg_post(&post);
+		CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
+		CHECK_EQ(u, k, PROBE_REQ_POST);
+		CHECK_EQ(u, w.op, PROBE_POST_READ);
+		CHECK_EQ(u, w.count, 2);
+		json_object_set_new(json_object_get(j, "post"), "count",
+				    json_integer(PROBE_MAX_POSTS + 1));
+		CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
+		json_decref(j);
+		CHECK_EQ(u, parse_req("{\"post\": {\"op\": \"atomic\", \"len\": 8, \"count\": 1, "
+				      "\"remote_va\": 0, \"rkey\": 0}}", &k, &back, err), -1);
+	}
 	CHECK_EQ(u, parse_req("{\"state\": {}}", &k, &back, err), 0);
 	CHECK_EQ(u, k, PROBE_REQ_STATE);
 	CHECK_EQ(u, parse_req("{\"teardown\": {}}", &k, &back, err), 0);
@@ -367,6 +537,10 @@ int main(void)
 	RUN(&u, test_seq_nak);
 	RUN(&u, test_dup);
 	RUN(&u, test_silent);
+	RUN(&u, test_ack_timer);
+	RUN(&u, test_retries);
+	RUN(&u, test_resend_from);
+	RUN(&u, test_rnr_wait);
 	RUN(&u, test_messages);
 	RUN(&u, test_table);
 	return unit_done(&u);
