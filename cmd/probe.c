@@ -71,6 +71,13 @@ struct probe_cli {
 	uint64_t timeout_s;
 };
 
+#define PROBE_CLI_DEFAULTS {                                                     \
+	.o = { .port = OOB_DEFAULT_PORT, .timeout_s = 10, .stop = &cmd_stop },     \
+	.s = { .dev = { .engine = "auto", .ib_port = 1, .gid_index = -1 },        \
+	       .port = OOB_DEFAULT_PORT },                                        \
+	.timeout_s = 10,                                                          \
+}
+
 static int probe_opt(void *ctx, int key, const char *arg)
 {
 	struct probe_cli *p = ctx;
@@ -88,8 +95,9 @@ static int probe_opt(void *ctx, int key, const char *arg)
 		static const char *const engines[] = { "auto", "soft", "verbs", NULL };
 		int i;
 
-		rc = parse_choice("probe", "--engine", arg, engines, &i);
-		p->s.dev.engine = engines[i < 0 ? 0 : i];
+		/* i is set only when the word is one of them. */
+		if ((rc = parse_choice("probe", "--engine", arg, engines, &i)) == 0)
+			p->s.dev.engine = engines[i];
 		return rc;
 	}
 	case OPT_BIND: p->s.dev.bind = arg; return 0;
@@ -348,14 +356,29 @@ static int run_serve(struct probe_cli *p, const struct global_opts *g)
 	return EXIT_OK;
 }
 
+/* What cmd_probe checks before it starts work, given the operands left:
+ * 0, or EXIT_USAGE after saying why. */
+static int probe_checks(const struct probe_cli *p, int operands)
+{
+	if (p->list)
+		return usage_error("probe", "--list takes no HOST and no --serve");
+	if (p->serve && operands)
+		return usage_error("probe", "--serve takes no HOST: the probe connects to it");
+	if (!p->serve && operands != 1)
+		return usage_error("probe", "give the HOST that runs 'rdmakit probe --serve' (or "
+				   "--serve, or --list)");
+	if (p->serve && (p->tests || p->accept_file))
+		return usage_error("probe", "--test and --accept belong to the probe, not --serve");
+	if (!p->serve && (p->persistent || p->s.dev.ib_dev || p->s.dev.bind || p->s.dev.udp_port ||
+			  p->s.dev.gid_index >= 0 || strcmp(p->s.dev.engine, "auto")))
+		return usage_error("probe", "--engine, --bind, --udp-port, -d, -x and --persistent "
+				   "set up the remote: give them to 'rdmakit probe --serve'");
+	return 0;
+}
+
 int cmd_probe(int argc, char **argv, const struct global_opts *gin)
 {
-	struct probe_cli p = {
-		.o = { .port = OOB_DEFAULT_PORT, .timeout_s = 10, .stop = &cmd_stop },
-		.s = { .dev = { .engine = "auto", .ib_port = 1, .gid_index = -1 },
-		       .port = OOB_DEFAULT_PORT },
-		.timeout_s = 10,
-	};
+	struct probe_cli p = PROBE_CLI_DEFAULTS;
 	struct global_opts g = *gin;
 	char err[XPORT_ERR_LEN];
 	const char *key_path;
@@ -366,22 +389,10 @@ int cmd_probe(int argc, char **argv, const struct global_opts *gin)
 		return EXIT_OK;
 	if (rc)
 		return rc;
-	if (p.list) {
-		if (argc > first || p.serve)
-			return usage_error("probe", "--list takes no HOST and no --serve");
+	if (p.list && argc == first && !p.serve)
 		return list_tests(&g);
-	}
-	if (p.serve && argc > first)
-		return usage_error("probe", "--serve takes no HOST: the probe connects to it");
-	if (!p.serve && argc - first != 1)
-		return usage_error("probe", "give the HOST that runs 'rdmakit probe --serve' (or "
-				   "--serve, or --list)");
-	if (p.serve && (p.tests || p.accept_file))
-		return usage_error("probe", "--test and --accept belong to the probe, not --serve");
-	if (!p.serve && (p.persistent || p.s.dev.ib_dev || p.s.dev.bind || p.s.dev.udp_port ||
-			 p.s.dev.gid_index >= 0 || strcmp(p.s.dev.engine, "auto")))
-		return usage_error("probe", "--engine, --bind, --udp-port, -d, -x and --persistent "
-				   "set up the remote: give them to 'rdmakit probe --serve'");
+	if ((rc = probe_checks(&p, argc - first)) != 0)
+		return rc;
 	key_path = p.key_file ? p.key_file : getenv("RDMAKIT_AUTH_KEY_FILE");
 	if (key_path && *key_path) {
 		if (oob_key_load(key_path, &p.key, err) < 0)

@@ -29,6 +29,7 @@ static const struct {
 	{ "top", fuzz_parse_top },	{ "plot", fuzz_parse_plot },
 	{ "help", fuzz_parse_help },
 	{ "version", fuzz_parse_version },
+	{ "probe", fuzz_parse_probe },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

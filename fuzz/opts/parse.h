@@ -17,6 +17,7 @@ int fuzz_parse_capture(int argc, char **argv);
 int fuzz_parse_devices(int argc, char **argv);
 int fuzz_parse_top(int argc, char **argv);
 int fuzz_parse_plot(int argc, char **argv);
+int fuzz_parse_probe(int argc, char **argv);
 int fuzz_parse_help(int argc, char **argv);
 int fuzz_parse_version(int argc, char **argv);
 
