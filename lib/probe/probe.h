@@ -93,6 +93,7 @@ struct probe_test {
 	const char *reference;		/* where the IBTA says it */
 	const char *expected;		/* what the specification expects, in a line */
 	int (*run)(struct probe_ctx *c, struct probe_result *r);
+	const void *script;		/* what a shared run function is to do */
 };
 
 /* The tests, in the order they run. */

@@ -62,86 +62,69 @@ static int exchange(struct probe_ctx *c, int access, unsigned recvs, const struc
 	return probe_fetch_state(c);
 }
 
-static int write_invalid_rkey(struct probe_ctx *c, struct probe_result *r)
-{
-	const struct shape s = {
-		.opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11,
-		.bad_rkey = true,
-	};
+/* A test of one request to a fresh QP and the one answer it must draw. */
+enum single_expect { EXPECT_NAK, EXPECT_ACK, EXPECT_RNR };
+struct single {
+	struct shape request;
+	int access;			/* the region's remote access */
+	enum single_expect expect;
+	uint8_t nak_code;		/* EXPECT_NAK: enum wire_nak_code */
+};
 
-	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
+static int single_request(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct single *t = r->test->script;
+
+	if (exchange(c, t->access, 0, &t->request) < 0)
 		return -1;
-	probe_expect_nak(r, c->psn, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	switch (t->expect) {
+	case EXPECT_NAK:
+		probe_expect_nak(r, c->psn, t->nak_code, true);
+		break;
+	case EXPECT_ACK:
+		probe_expect_ack(r, c->psn, 0, 0);
+		break;
+	case EXPECT_RNR:
+		probe_expect_rnr(r, c->psn);
+		break;
+	}
 	return 0;
 }
 
-static int write_out_of_bounds(struct probe_ctx *c, struct probe_result *r)
-{
-	const struct shape s = {
-		.opcode = OP_RC_WRITE_ONLY, .offset = REGION_BYTES - 32, .dmalen = 64, .len = 64,
-		.byte = 0x11,
-	};
-
-	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
-		return -1;
-	probe_expect_nak(r, c->psn, WIRE_NAK_REMOTE_ACCESS_ERR, true);
-	return 0;
-}
-
-static int write_no_access(struct probe_ctx *c, struct probe_result *r)
-{
-	const struct shape s = {
-		.opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11,
-	};
-
-	if (exchange(c, XPORT_ACCESS_REMOTE_READ, 0, &s) < 0)
-		return -1;
-	probe_expect_nak(r, c->psn, WIRE_NAK_REMOTE_ACCESS_ERR, true);
-	return 0;
-}
-
-static int read_invalid_rkey(struct probe_ctx *c, struct probe_result *r)
-{
-	const struct shape s = {
-		.opcode = OP_RC_READ_REQUEST, .dmalen = 64, .len = 0, .bad_rkey = true,
-	};
-
-	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
-		return -1;
-	probe_expect_nak(r, c->psn, WIRE_NAK_REMOTE_ACCESS_ERR, true);
-	return 0;
-}
-
-static int write_zero_length_invalid_rkey(struct probe_ctx *c, struct probe_result *r)
-{
-	const struct shape s = { .opcode = OP_RC_WRITE_ONLY, .len = 0, .bad_rkey = true };
-
-	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
-		return -1;
-	probe_expect_ack(r, c->psn, 0, 0);
-	return 0;
-}
-
-static int send_no_receive(struct probe_ctx *c, struct probe_result *r)
-{
-	const struct shape s = { .opcode = OP_RC_SEND_ONLY, .len = 64, .byte = 0x11 };
-
-	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
-		return -1;
-	probe_expect_rnr(r, c->psn);
-	return 0;
-}
-
-static int write_middle_without_first(struct probe_ctx *c, struct probe_result *r)
-{
-	/* A Middle carries exactly one path MTU (1024 here) and no RETH. */
-	const struct shape s = { .opcode = OP_RC_WRITE_MIDDLE, .len = 1024, .byte = 0x11 };
-
-	if (exchange(c, ALL_ACCESS, 0, &s) < 0)
-		return -1;
-	probe_expect_nak(r, c->psn, WIRE_NAK_INVALID_REQ, true);
-	return 0;
-}
+/* 64 bytes of 0x11: WRITEs with an rkey the remote did not hand out, past
+ * the region's end (by 32 bytes), and to a region without remote write. */
+static const struct single write_invalid_rkey = {
+	{ .opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11, .bad_rkey = true },
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR,
+};
+static const struct single write_out_of_bounds = {
+	{ .opcode = OP_RC_WRITE_ONLY, .offset = REGION_BYTES - 32, .dmalen = 64, .len = 64,
+	  .byte = 0x11 },
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR,
+};
+static const struct single write_no_access = {
+	{ .opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11 },
+	XPORT_ACCESS_REMOTE_READ, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR,
+};
+static const struct single read_invalid_rkey = {
+	{ .opcode = OP_RC_READ_REQUEST, .dmalen = 64, .bad_rkey = true },
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR,
+};
+/* A zero-length transfer carries no rkey worth checking. */
+static const struct single write_zero_length_invalid_rkey = {
+	{ .opcode = OP_RC_WRITE_ONLY, .bad_rkey = true },
+	ALL_ACCESS, EXPECT_ACK, 0,
+};
+/* The QP has no receive posted. */
+static const struct single send_no_receive = {
+	{ .opcode = OP_RC_SEND_ONLY, .len = 64, .byte = 0x11 },
+	ALL_ACCESS, EXPECT_RNR, 0,
+};
+/* A Middle carries exactly one path MTU (1024 here) and no RETH. */
+static const struct single write_middle_without_first = {
+	{ .opcode = OP_RC_WRITE_MIDDLE, .len = 1024, .byte = 0x11 },
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_INVALID_REQ,
+};
 
 static int psn_ahead(struct probe_ctx *c, struct probe_result *r)
 {
@@ -335,35 +318,35 @@ static int rnr_wait(struct probe_ctx *c, struct probe_result *r)
 
 static const struct probe_test tests[] = {
 	{ "write_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
-	  "NAK remote access error; memory untouched", write_invalid_rkey },
+	  "NAK remote access error; memory untouched", single_request, &write_invalid_rkey },
 	{ "write_out_of_bounds", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
-	  "NAK remote access error; memory untouched", write_out_of_bounds },
+	  "NAK remote access error; memory untouched", single_request, &write_out_of_bounds },
 	{ "write_no_access", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
-	  "NAK remote access error; memory untouched", write_no_access },
+	  "NAK remote access error; memory untouched", single_request, &write_no_access },
 	{ "read_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
-	  "NAK remote access error", read_invalid_rkey },
+	  "NAK remote access error", single_request, &read_invalid_rkey },
 	{ "write_zero_length_invalid_rkey", "responder", "IBTA C9-88",
-	  "ACK: a zero-length RDMA WRITE checks no rkey", write_zero_length_invalid_rkey },
+	  "ACK: a zero-length RDMA WRITE checks no rkey", single_request, &write_zero_length_invalid_rkey },
 	{ "send_no_receive", "responder", "IBTA ch. 9, RNR NAK",
-	  "RNR NAK; no receive completed", send_no_receive },
+	  "RNR NAK; no receive completed", single_request, &send_no_receive },
 	{ "psn_ahead", "responder", "IBTA ch. 9, NAK PSN sequence error",
-	  "one NAK PSN sequence error per episode", psn_ahead },
+	  "one NAK PSN sequence error per episode", psn_ahead, NULL },
 	{ "duplicate_send", "responder", "IBTA C9-105",
-	  "ACKed again; no receive consumed", duplicate_send },
+	  "ACKed again; no receive consumed", duplicate_send, NULL },
 	{ "write_middle_without_first", "responder", "IBTA 9.9.3.1.3, Table 63",
-	  "NAK invalid request; memory untouched", write_middle_without_first },
+	  "NAK invalid request; memory untouched", single_request, &write_middle_without_first },
 	{ "bad_icrc", "responder", "IBTA ch. 9, ICRC; Annex A17",
-	  "dropped silently; the QP goes on", bad_icrc },
+	  "dropped silently; the QP goes on", bad_icrc, NULL },
 	{ "ack_timeout", "requester", "IBTA ch. 9, local ACK timeout",
-	  "first retransmission within 1-4 x 4.096 us x 2^timeout", ack_timeout },
+	  "first retransmission within 1-4 x 4.096 us x 2^timeout", ack_timeout, NULL },
 	{ "retry_count", "requester", "IBTA ch. 9, retry_cnt",
-	  "retry_cnt 3: 3 retransmissions, then retry exceeded", retry_count },
+	  "retry_cnt 3: 3 retransmissions, then retry exceeded", retry_count, NULL },
 	{ "retry_count_7", "requester", "IBTA ch. 9, retry_cnt (7 is not infinite)",
-	  "retry_cnt 7: 7 retransmissions, then retry exceeded", retry_count_7 },
+	  "retry_cnt 7: 7 retransmissions, then retry exceeded", retry_count_7, NULL },
 	{ "seq_nak_resend", "requester", "IBTA ch. 9, NAK PSN sequence error",
-	  "go-back-N from the PSN the NAK names", seq_nak_resend },
+	  "go-back-N from the PSN the NAK names", seq_nak_resend, NULL },
 	{ "rnr_wait", "requester", "IBTA ch. 9, RNR NAK timer",
-	  "resend no sooner than the RNR NAK's timer", rnr_wait },
+	  "resend no sooner than the RNR NAK's timer", rnr_wait, NULL },
 };
 
 const struct probe_test *probe_tests(size_t *n)
