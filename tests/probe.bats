@@ -74,7 +74,7 @@ for x in r:
     # group also on what this side sent it.
     assert any(e["direction"] == "received" for e in ev), x
     assert x["group"] != "responder" or any(e["direction"] == "sent" for e in ev), x
-assert set(x["group"] for x in r) == {"responder", "requester"}, r
+assert set(x["group"] for x in r) == {"responder", "requester", "packets"}, r
 s = d["summary"]
 assert s["pass"] == len(r) and s["deviation"] == 0 and s["fail"] == 0, s
 byname = dict((x["test"], x) for x in r)

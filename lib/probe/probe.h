@@ -49,6 +49,7 @@ struct probe_event {
 	uint32_t msn;
 	uint32_t payload_len;
 	uint8_t tos;		/* rx: the IP header's ToS (DSCP and ECN) */
+	uint16_t sport;		/* rx: the UDP source port */
 	bool icrc_corrupt;	/* tx: sent with a wrong ICRC on purpose */
 };
 
@@ -197,5 +198,20 @@ void probe_expect_resend_from(struct probe_result *r, uint32_t nak_psn);
 /* After this side's RNR NAK for psn, the remote waits at least the timer
  * the NAK carried (give or take res_us) before it sends psn again. */
 void probe_expect_rnr_wait(struct probe_result *r, uint32_t psn, uint32_t res_us);
+
+/* The remote's own packets. */
+
+/* Its data packets (requests) carry ECT(0) or ECT(1): not ECN-capable is
+ * "not implemented" (no ECN, so no DCQCN), a mix a deviation. */
+void probe_expect_ect(struct probe_result *r);
+/* Every packet it sent carries this DSCP, the QP's traffic class. */
+void probe_expect_dscp(struct probe_result *r, uint8_t dscp);
+/* Its packets to two QPs of this side (qpn_a, qpn_b) leave from one UDP
+ * source port per QP: different ports pass (ECMP entropy), one port for
+ * both is informational. */
+void probe_expect_sports(struct probe_result *r, uint32_t qpn_a, uint32_t qpn_b);
+/* ACKs of two messages in a row (at psn and psn + 1) carry MSNs counting
+ * completed messages: 1 and 2. */
+void probe_expect_msn(struct probe_result *r, uint32_t psn);
 
 #endif

@@ -443,3 +443,119 @@ void probe_expect_rnr_wait(struct probe_result *r, uint32_t psn, uint32_t res_us
 	verdict(r, PROBE_DEVIATION, "never resent after an RNR NAK of %.2f ms (rnr_retry 7: "
 		"it must retry)", timer_us / 1e3);
 }
+
+/* --- the remote's own packets ------------------------------------------------ */
+
+void probe_expect_ect(struct probe_result *r)
+{
+	const struct probe_trace *t = &r->trace;
+	unsigned data = 0, ect = 0;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (!e->rx || e->has_aeth)
+			continue;
+		data++;
+		/* CE too: only an ECN-capable packet can have been marked. */
+		if ((e->tos & 3) != WIRE_NOT_ECT)
+			ect++;
+		else
+			cite(r, e);
+		if (data == 1)
+			cite(r, e);
+	}
+	if (!data)
+		verdict(r, PROBE_FAIL, "the remote sent no data packet");
+	else if (!ect)
+		verdict(r, PROBE_NOT_IMPL, "none of its %u data packets is ECN-capable (ToS ECN "
+			"bits 00): no CE marks can reach it, so no congestion control by ECN", data);
+	else if (ect < data)
+		verdict(r, PROBE_DEVIATION, "%u of its %u data packets ECN-capable", ect, data);
+	else
+		verdict(r, PROBE_PASS, "all %u data packets ECN-capable (ECT or CE)", data);
+}
+
+void probe_expect_dscp(struct probe_result *r, uint8_t dscp)
+{
+	const struct probe_trace *t = &r->trace;
+	unsigned n = 0, right = 0;
+	int other = -1;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (!e->rx)
+			continue;
+		if (!n++)
+			cite(r, e);
+		if (e->tos >> 2 == dscp) {
+			right++;
+		} else if (other < 0) {
+			other = e->tos >> 2;
+			cite(r, e);
+		}
+	}
+	if (!n)
+		verdict(r, PROBE_FAIL, "the remote sent nothing");
+	else if (right < n)
+		verdict(r, PROBE_DEVIATION, "%u of its %u packets carry DSCP %d, not the QP's %u",
+			n - right, n, other, dscp);
+	else
+		verdict(r, PROBE_PASS, "all %u packets carry DSCP %u, the QP's traffic class", n, dscp);
+}
+
+void probe_expect_sports(struct probe_result *r, uint32_t qpn_a, uint32_t qpn_b)
+{
+	const struct probe_trace *t = &r->trace;
+	int port_a = -1, port_b = -1;
+	bool mixed = false;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct probe_event *e = &t->ev[i];
+		int *port = e->dqpn == qpn_a ? &port_a : e->dqpn == qpn_b ? &port_b : NULL;
+
+		if (!e->rx || !port)
+			continue;
+		if (*port < 0) {
+			*port = e->sport;
+			cite(r, e);
+		} else if (*port != e->sport) {
+			mixed = true;
+			cite(r, e);
+		}
+	}
+	if (port_a < 0 || port_b < 0)
+		verdict(r, PROBE_FAIL, "the remote did not send from both QPs");
+	else if (mixed)
+		verdict(r, PROBE_INFO, "a QP's packets left from more than one UDP source port "
+			"(first %d and %d): paths may change, and order with them", port_a, port_b);
+	else if (port_a == port_b)
+		verdict(r, PROBE_INFO, "both QPs send from UDP port %d: ECMP hashes them onto one "
+			"path", port_a);
+	else
+		verdict(r, PROBE_PASS, "one UDP source port per QP (%d and %d): entropy for ECMP",
+			port_a, port_b);
+}
+
+void probe_expect_msn(struct probe_result *r, uint32_t psn)
+{
+	const struct probe_trace *t = &r->trace;
+	int a = probe_find_answer(t, psn, 0), b = probe_find_answer(t, wire_psn_add(psn, 1), 0);
+
+	if (a < 0 || b < 0) {
+		verdict(r, PROBE_DEVIATION, "no ACK for %s of two WRITEs that asked for one",
+			a < 0 && b < 0 ? "either" : "one");
+		return;
+	}
+	cite(r, &t->ev[a]);
+	cite(r, &t->ev[b]);
+	if (wire_aeth_kind(t->ev[a].syndrome) != WIRE_AETH_ACK ||
+	    wire_aeth_kind(t->ev[b].syndrome) != WIRE_AETH_ACK)
+		verdict(r, PROBE_DEVIATION, "the two WRITEs were not both ACKed");
+	else if (t->ev[a].msn != 1 || t->ev[b].msn != 2)
+		verdict(r, PROBE_DEVIATION, "ACK MSNs %u and %u for the first two messages; "
+			"required: 1 and 2 (messages completed)", t->ev[a].msn, t->ev[b].msn);
+	else
+		verdict(r, PROBE_PASS, "ACK MSNs 1 and 2 for the first two messages");
+}

@@ -34,6 +34,7 @@ struct probe_setup {
 	uint32_t recv_bytes;
 	uint32_t mtu;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t tos;			/* DSCP << 2: the traffic class of its packets */
 	struct xport_qp_info peer;	/* this side, as the remote QP's peer */
 };
 

@@ -174,7 +174,7 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 
 /* One packet from the remote into the record; true when it answers psn. */
 static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t_ns, uint8_t tos,
-		 int64_t psn)
+		 uint16_t sport, int64_t psn)
 {
 	struct wire_pkt p;
 	struct probe_event *e;
@@ -192,6 +192,7 @@ static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t
 	e->msn = p.aeth.msn;
 	e->payload_len = (uint32_t)p.payload_len;
 	e->tos = tos;
+	e->sport = sport;
 	return e->has_aeth && psn >= 0 && e->psn == (uint32_t)psn;
 }
 
@@ -212,7 +213,7 @@ void probe_collect(struct probe_ctx *c, int64_t psn, int wait_ms, int settle_ms)
 			continue;
 		if (from.sin_addr.s_addr != c->remote.sin_addr.s_addr)
 			continue;
-		if (take(c, buf, len, t_ns, tos, psn)) {
+		if (take(c, buf, len, t_ns, tos, ntohs(from.sin_port), psn)) {
 			uint64_t settle = probe_link_now_ns() + (uint64_t)settle_ms * 1000000u;
 
 			if (settle < end)
@@ -247,7 +248,7 @@ int probe_next(struct probe_ctx *c, int timeout_ms)
 				    (int)((end - now + 999999) / 1000000)) <= 0 ||
 		    from.sin_addr.s_addr != c->remote.sin_addr.s_addr)
 			continue;
-		take(c, buf, len, t_ns, tos, -1);
+		take(c, buf, len, t_ns, tos, ntohs(from.sin_port), -1);
 		if (t->n > before)
 			return (int)before;
 		if (t->truncated)

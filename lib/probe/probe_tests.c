@@ -316,6 +316,74 @@ static int rnr_wait(struct probe_ctx *c, struct probe_result *r)
 	return 0;
 }
 
+/* --- the remote's own packets ----------------------------------------------- */
+
+/* A 4 KiB WRITE from the remote (four packets), ACKed. */
+static int remote_write(struct probe_ctx *c, uint8_t tos)
+{
+	struct probe_setup s = {
+		.mr_bytes = REGION_BYTES, .fill = 0xA5, .access = ALL_ACCESS, .recv_bytes = 1024,
+		.mtu = 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 12,
+		.tos = tos,
+	};
+	uint32_t last;
+
+	if (probe_setup(c, &s) < 0 || post_one(c, PROBE_POST_WRITE, 4096) < 0)
+		return -1;
+	last = wire_psn_add(c->rqp.psn, 3);
+	if (await_request(c, last) >= 0)
+		probe_answer(c, last, wire_aeth_make(WIRE_AETH_ACK, 31), 1);
+	probe_collect(c, -1, SETTLE_MS, 0);
+	return probe_fetch_state(c);
+}
+
+static int ect_data(struct probe_ctx *c, struct probe_result *r)
+{
+	if (remote_write(c, 0) < 0)
+		return -1;
+	probe_expect_ect(r);
+	return 0;
+}
+
+/* DSCP 26 (AF31): a class no default maps to. */
+#define PROBE_DSCP 26
+
+static int dscp_tclass(struct probe_ctx *c, struct probe_result *r)
+{
+	if (remote_write(c, PROBE_DSCP << 2) < 0)
+		return -1;
+	probe_expect_dscp(r, PROBE_DSCP);
+	return 0;
+}
+
+static int udp_source_port(struct probe_ctx *c, struct probe_result *r)
+{
+	uint32_t first = c->qpn;
+
+	/* Two QPs one after the other (the remote holds one at a time); this
+	 * side's QP number tells their packets apart. */
+	if (remote_write(c, 0) < 0)
+		return -1;
+	c->qpn = wire_psn_add(c->qpn, 0x100);
+	if (remote_write(c, 0) < 0)
+		return -1;
+	probe_expect_sports(r, first, c->qpn);
+	return 0;
+}
+
+static int aeth_msn(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape a = { .opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11 };
+	const struct shape b = { .opcode = OP_RC_WRITE_ONLY, .psn_ahead = 1, .offset = 64,
+				 .dmalen = 64, .len = 64, .byte = 0x22 };
+
+	if (probe_setup_default(c, ALL_ACCESS, 0) < 0 || ask(c, &a) < 0 || ask(c, &b) < 0 ||
+	    probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_msn(r, c->psn);
+	return 0;
+}
+
 static const struct probe_test tests[] = {
 	{ "write_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
 	  "NAK remote access error; memory untouched", single_request, &write_invalid_rkey },
@@ -347,6 +415,14 @@ static const struct probe_test tests[] = {
 	  "go-back-N from the PSN the NAK names", seq_nak_resend, NULL },
 	{ "rnr_wait", "requester", "IBTA ch. 9, RNR NAK timer",
 	  "resend no sooner than the RNR NAK's timer", rnr_wait, NULL },
+	{ "ect_data", "packets", "IBTA Annex A17 (RoCEv2 ECN)",
+	  "ECT on every data packet", ect_data, NULL },
+	{ "dscp_tclass", "packets", "IBTA Annex A17 (traffic class to DSCP)",
+	  "the QP's traffic class as DSCP", dscp_tclass, NULL },
+	{ "udp_source_port", "packets", "IBTA Annex A17 (UDP source port)",
+	  "one UDP source port per QP, for ECMP", udp_source_port, NULL },
+	{ "aeth_msn", "packets", "IBTA ch. 9, AETH MSN",
+	  "MSN 1, 2 in the ACKs of the first two messages", aeth_msn, NULL },
 };
 
 const struct probe_test *probe_tests(size_t *n)

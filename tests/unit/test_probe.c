@@ -420,6 +420,98 @@ static void test_rnr_wait(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 }
 
+/* A packet of the remote's to this side's QP qpn, from UDP port sport, with ToS tos. */
+static void pkt_in(struct probe_result *r, uint32_t qpn, uint16_t sport, uint8_t tos)
+{
+	struct probe_event *e = &r->trace.ev[r->trace.n++];
+
+	*e = (struct probe_event){ .frame = r->trace.n, .rx = true, .opcode = OP_RC_WRITE_MIDDLE,
+				   .dqpn = qpn, .sport = sport, .tos = tos };
+}
+
+static void test_packets(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	/* ECN: all ECT, none (rxe), some. */
+	pkt_in(&r, 1, 5000, WIRE_ECT0);
+	pkt_in(&r, 1, 5000, WIRE_ECT1);
+	probe_expect_ect(&r);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r = fresh();
+	pkt_in(&r, 1, 5000, 0);
+	pkt_in(&r, 1, 5000, 0);
+	probe_expect_ect(&r);
+	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
+	r = fresh();
+	pkt_in(&r, 1, 5000, WIRE_ECT0);
+	pkt_in(&r, 1, 5000, 0);
+	probe_expect_ect(&r);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 of its 2 data packets");
+	/* CE-marked on the way: it left ECN-capable. */
+	r = fresh();
+	pkt_in(&r, 1, 5000, WIRE_CE);
+	probe_expect_ect(&r);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+
+	/* DSCP. */
+	r = fresh();
+	pkt_in(&r, 1, 5000, 26 << 2 | WIRE_ECT0);
+	pkt_in(&r, 1, 5000, 26 << 2);
+	probe_expect_dscp(&r, 26);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r = fresh();
+	pkt_in(&r, 1, 5000, 26 << 2);
+	pkt_in(&r, 1, 5000, 0);
+	probe_expect_dscp(&r, 26);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 of its 2 packets carry DSCP 0");
+
+	/* Source ports: one per QP, one for both, several for one. */
+	r = fresh();
+	pkt_in(&r, 1, 5000, 0);
+	pkt_in(&r, 2, 5001, 0);
+	probe_expect_sports(&r, 1, 2);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r = fresh();
+	pkt_in(&r, 1, 4791, 0);
+	pkt_in(&r, 2, 4791, 0);
+	probe_expect_sports(&r, 1, 2);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	r = fresh();
+	pkt_in(&r, 1, 5000, 0);
+	pkt_in(&r, 1, 5002, 0);
+	pkt_in(&r, 2, 5001, 0);
+	probe_expect_sports(&r, 1, 2);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	r = fresh();
+	pkt_in(&r, 1, 5000, 0);
+	probe_expect_sports(&r, 1, 2);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+static void test_msn(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 80);
+	tx(&r, OP_RC_WRITE_ONLY, PSN + 1, 100);
+	rx(&r, ACK, PSN + 1, 180);
+	r.trace.ev[1].msn = 1;
+	r.trace.ev[3].msn = 2;
+	probe_expect_msn(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r.trace.ev[3].msn = 1;
+	probe_expect_msn(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "MSNs 1 and 1");
+	r.trace.n = 3;
+	probe_expect_msn(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
 static int parse_req(const char *text, enum probe_req_kind *k, struct probe_setup *s, char *err)
 {
 	json_t *j = json_loads(text, 0, NULL);
@@ -541,6 +633,8 @@ int main(void)
 	RUN(&u, test_retries);
 	RUN(&u, test_resend_from);
 	RUN(&u, test_rnr_wait);
+	RUN(&u, test_packets);
+	RUN(&u, test_msn);
 	RUN(&u, test_messages);
 	RUN(&u, test_table);
 	return unit_done(&u);
