@@ -134,3 +134,16 @@ s = socket.create_connection((sys.argv[1], int(sys.argv[2]))); time.sleep(10)' "
 	run -0 timeout 60 "$RDMAKIT" probe --test duplicate_send -p "$PORT" "$ADDR"
 	assert_line --regexp '^ duplicate_send +pass '
 }
+
+@test "a one-shot probe --serve outlives a client it refuses (no key) and serves the next" {
+	head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/key"
+	chmod 600 "$BATS_TEST_TMPDIR/key"
+	serve --engine soft --auth-key "$BATS_TEST_TMPDIR/key"
+	run --separate-stderr timeout 30 "$RDMAKIT" probe --test write_invalid_rkey -p "$PORT" "$ADDR"
+	[[ $status -eq 3 ]] || fail "exit $status without the key: $stderr"
+	run -0 timeout 60 "$RDMAKIT" probe --auth-key "$BATS_TEST_TMPDIR/key" --test write_invalid_rkey \
+		-p "$PORT" "$ADDR"
+	assert_line --regexp '^ write_invalid_rkey +pass '
+	wait_pid "$SERVE" 10
+	assert_equal "$WAIT_RC" 0
+}

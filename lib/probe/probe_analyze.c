@@ -214,6 +214,10 @@ void probe_expect_one_seq_nak(struct probe_result *r, uint32_t epsn)
 	else if (other)
 		verdict(r, PROBE_DEVIATION, "one NAK PSN sequence error, and %u other answers to "
 			"requests it should have dropped", other);
+	else if (t->remote_known && t->remote.changed_bytes)
+		verdict(r, PROBE_DEVIATION, "one NAK PSN sequence error, but the requests ahead "
+			"were executed: %" PRIu64 " bytes of the region changed",
+			t->remote.changed_bytes);
 	else
 		verdict(r, PROBE_PASS, "one NAK PSN sequence error (PSN 0x%06x) for %u requests "
 			"ahead", first->psn, ahead);

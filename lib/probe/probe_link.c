@@ -51,7 +51,7 @@ int probe_link_open(struct probe_link *l, const char *addr, char *err)
 
 void probe_link_close(struct probe_link *l)
 {
-	if (l->fd > 0)
+	if (l->fd >= 0)
 		close(l->fd);
 	l->fd = -1;
 }

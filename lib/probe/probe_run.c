@@ -161,8 +161,10 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 		fail(c->r, "sending to the remote: %s", strerror(errno));
 		return 0;
 	}
-	if (!(e = record(c)))
+	if (!(e = record(c))) {
+		fail(c->r, "%s", "more packets than a test's record holds: the remote flooded it");
 		return 0;
+	}
 	*e = (struct probe_event){
 		.frame = e->frame, .t_ns = sent_ns, .opcode = q->opcode,
 		.dqpn = c->rqp.qpn, .psn = p.bth.psn, .ackreq = q->ackreq,
@@ -309,6 +311,12 @@ static int open_probe(struct probe_ctx *c, struct probe_report *out, char *err)
 	oob_socket_addr(c->c.fd, true, local, sizeof(local));
 	if (probe_link_open(&c->link, local, err) < 0)
 		return -1;
+	/* A verbs remote sends RoCEv2 to port 4791 and nowhere else. */
+	if (!strcmp(c->peer.engine, "verbs") && ntohs(c->link.local.sin_port) != ROCEV2_UDP_PORT) {
+		snprintf(err, XPORT_ERR_LEN, "UDP port 4791 on %s is taken (rxe, or an rdmakit soft-"
+			 "engine server): free it, since the verbs remote sends only there", local);
+		return -1;
+	}
 	out->peer = c->peer;
 	snprintf(out->local, sizeof(out->local), "%s:%u", local, ntohs(c->link.local.sin_port));
 	return 0;
@@ -348,9 +356,18 @@ int probe_run(const struct probe_opts *o, const struct probe_test *const *tests,
 			/* A fresh QP number and a PSN of the test's own for each test, so
 			 * that nothing left over from the last one is mistaken for this one's. */
 			c.qpn = PROBE_QPN_BASE + (uint32_t)i;
-			c.psn = 0x1000 * (uint32_t)(i + 1);
-			if (r->test->run(&c, r) == 0 && !c.control_lost)
-				teardown(&c);
+			c.psn = (0x1000 * (uint32_t)(i + 1)) & WIRE_PSN_MASK;
+			if (r->test->run(&c, r) == 0) {
+				if (!c.control_lost)
+					teardown(&c);
+			} else if (r->verdict != PROBE_FAIL) {
+				/* No verdict reached: never the zero value, pass. */
+				char why[PROBE_TEXT_LEN];
+
+				snprintf(why, sizeof(why), "%s", r->observed[0] ? r->observed
+						: "the test could not run to a verdict");
+				fail(r, "%s", why);
+			}
 		}
 		out->count[r->verdict]++;
 	}

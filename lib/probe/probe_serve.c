@@ -7,6 +7,7 @@
  * allocate at most PROBE_MAX_MR_BYTES plus PROBE_MAX_RECVS receives of
  * PROBE_MAX_RECV_BYTES, and one QP: the same bounds whatever it sends.
  */
+#include <arpa/inet.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,20 @@ static void poll_cq(struct serve *s)
 				s->q.state.wc[s->q.state.n_wc++] = wc[i];
 }
 
+/* Whether a QP peer's GID is the address the control connection came from. */
+static bool peer_is_client(const struct serve *s, const struct xport_qp_info *peer)
+{
+	char client[64], gid_addr[INET6_ADDRSTRLEN];
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF };
+
+	oob_socket_addr(s->c.fd, false, client, sizeof(client));
+	if (!memcmp(peer->gid, v4mapped, 12))
+		inet_ntop(AF_INET, &peer->gid[12], gid_addr, sizeof(gid_addr));
+	else
+		inet_ntop(AF_INET6, peer->gid, gid_addr, sizeof(gid_addr));
+	return !strcmp(client, gid_addr);
+}
+
 static int setup(struct serve *s, const struct probe_setup *p, json_t **reply, char *err)
 {
 	struct xport_qp_attr a = {
@@ -78,6 +93,10 @@ static int setup(struct serve *s, const struct probe_setup *p, json_t **reply, c
 	struct probe_mr_info mr;
 
 	qp_free(s);
+	/* The QP answers the probe only: never traffic to a third host. */
+	if (!peer_is_client(s, &p->peer))
+		return snprintf(err, XPORT_ERR_LEN, "the probe asked for a QP towards another "
+				"address than its own: refused"), -1;
 	s->have_qp = true;
 	q->len = p->mr_bytes;
 	q->fill = p->fill;
@@ -291,13 +310,11 @@ int probe_serve(const struct probe_serve_opts *o, char *err)
 		struct serve s = { .o = o };
 		char why[XPORT_ERR_LEN];
 
-		rc = oob_gate_accept(gate, -1, o->stop, &s.c, err);
-		if (rc == OOB_GATE_REFUSED) {
+		/* A refused client (a wrong key, not rdmakit) does not use up a
+		 * one-shot server: it waits for the next. */
+		while ((rc = oob_gate_accept(gate, -1, o->stop, &s.c, err)) == OOB_GATE_REFUSED)
 			if (o->on_client)
 				o->on_client(o->ctx, "?", err);
-			rc = 0;
-			continue;
-		}
 		if (rc < 0)
 			break;
 		rc = open_client(&s, why);

@@ -167,6 +167,13 @@ static void test_seq_nak(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_PASS);
 	CHECK_HAS(u, r.observed, "for 2 requests ahead");
 
+	/* One NAK, but the WRITEs ahead were carried out. */
+	r.trace.remote.changed_bytes = 64;
+	r.n_evidence = 0;
+	probe_expect_one_seq_nak(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "were executed");
+
 	/* A NAK for each request ahead: one episode, two NAKs. */
 	r = fresh();
 	tx(&r, OP_RC_WRITE_ONLY, PSN + 3, 0);
