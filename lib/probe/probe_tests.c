@@ -55,9 +55,9 @@ static int ask(struct probe_ctx *c, const struct shape *s)
 }
 
 /* One request to a fresh QP, its answer and the remote's state after. */
-static int exchange(struct probe_ctx *c, int access, unsigned recvs, const struct shape *s)
+static int exchange(struct probe_ctx *c, int access, const struct shape *s)
 {
-	if (probe_setup_default(c, access, recvs) < 0 || ask(c, s) < 0)
+	if (probe_setup_default(c, access, 0) < 0 || ask(c, s) < 0)
 		return -1;
 	return probe_fetch_state(c);
 }
@@ -75,7 +75,7 @@ static int single_request(struct probe_ctx *c, struct probe_result *r)
 {
 	const struct single *t = r->test->script;
 
-	if (exchange(c, t->access, 0, &t->request) < 0)
+	if (exchange(c, t->access, &t->request) < 0)
 		return -1;
 	switch (t->expect) {
 	case EXPECT_NAK:
