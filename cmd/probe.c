@@ -39,7 +39,7 @@ static const struct opt_spec probe_opts[] = {
 	{ "engine", OPT_ENGINE, "ENGINE", "--serve: auto, soft or verbs (default auto)" },
 	{ "bind", OPT_BIND, "ADDR", "--serve, soft engine: local address (default: the one the "
 				    "control connection uses)" },
-	{ "udp-port", OPT_UDP_PORT, "PORT", "--serve, soft engine: UDP port (default 4791)" },
+	{ "udp-port", OPT_UDP_PORT, "PORT", "--serve, soft engine: UDP port (default 4791, or a free one)" },
 	{ "ib-dev", 'd', "DEV", "--serve, verbs engine: RDMA device (chooses --engine verbs)" },
 	{ "ib-port", 'i', "PORT", "--serve, verbs engine: device port (default 1)" },
 	{ "gid-index", 'x', "INDEX", "--serve, verbs engine: GID index (default: pick RoCE v2)" },

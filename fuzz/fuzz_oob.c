@@ -15,7 +15,9 @@
  *                        formats, the negotiation struct) on its bytes;
  *                        and incast's (lib/perf/incast_plan.c: a joiner's
  *                        test and its adoption, a node's result folded
- *                        into a UD run's)
+ *                        into a UD run's); and rdmakit probe's
+ *                        (lib/probe/probe_msg.c), a server's requests
+ *                        held to its limits
  *                  == 4: a PARAMS payload through the server's parser
  *                        (oob_params.c); the next byte: its PERF_SET_* bits
  *
@@ -32,6 +34,7 @@
 #include "ctl.h"
 #include "incast_int.h"
 #include "oob_params.h"
+#include "probe_msg.h"
 #include "pt_wire.h"
 
 #define QP_CAP 4
@@ -61,11 +64,11 @@ static void session(struct oob *o, bool is_server, char *err)
 	oob_bye(o, err);
 }
 
-static void incast_oracle(bool ok, const char *what)
+static void oracle(bool ok, const char *what)
 {
 	if (ok)
 		return;
-	fprintf(stderr, "incast: %s\n", what);
+	fprintf(stderr, "oracle: %s\n", what);
 	abort();
 }
 
@@ -81,10 +84,10 @@ static void incast_parsers(json_t *m, char *err)
 
 	if (incast_test_from_json(&theirs, m, err) == 0 &&
 	    incast_adopt(&run, &theirs, "fuzz-peer", true, err) == 0) {
-		incast_oracle(run.p.qps >= 1 && run.p.qps <= PERF_MAX_QPS, "qps out of range");
-		incast_oracle(run.p.size >= 1 && run.p.tx_depth >= 1 && run.p.rx_depth >= 1,
+		oracle(run.p.qps >= 1 && run.p.qps <= PERF_MAX_QPS, "qps out of range");
+		oracle(run.p.size >= 1 && run.p.tx_depth >= 1 && run.p.rx_depth >= 1,
 			      "size or depth 0");
-		incast_oracle(run.p.conn != XPORT_QPT_UD || run.p.op == PERF_SEND, "UD not SEND");
+		oracle(run.p.conn != XPORT_QPT_UD || run.p.op == PERF_SEND, "UD not SEND");
 	}
 	memset(&r, 0, sizeof(r));
 	hist_init(&r.latency);
@@ -99,14 +102,41 @@ static void incast_parsers(json_t *m, char *err)
 		incast_fold(&r, m, seen, err);
 		incast_finish_result(&r);
 		for (unsigned i = 0; i < r.nflows; i++)
-			incast_oracle(!r.flows[i].loss.received_known ||
+			oracle(!r.flows[i].loss.received_known ||
 				      r.flows[i].loss.lost_msgs <= r.flows[i].loss.sent_msgs,
 				      "a flow lost more than it sent");
-		incast_oracle(!r.loss.received_known || r.loss.lost_msgs <= r.loss.sent_msgs,
+		oracle(!r.loss.received_known || r.loss.lost_msgs <= r.loss.sent_msgs,
 			      "the run lost more than it sent");
 	}
 	incast_result_free(&r);
 	json_decref(seen);
+}
+
+/* What probe --serve takes from a probe stays within the limits that bound
+ * its memory; what a probe takes from a server fits its record. */
+static void probe_parsers(json_t *m, char *err)
+{
+	struct probe_peer_info peer;
+	struct probe_remote_state state;
+	struct xport_qp_info qp;
+	struct probe_mr_info mr;
+	enum probe_req_kind kind;
+	struct probe_setup s;
+	struct probe_post w;
+
+	probe_msg_hello_parse(m, err);
+	probe_msg_serve_parse(m, &peer, err);
+	if (probe_msg_req_parse(m, &kind, &s, &w, err) == 0) {
+		if (kind == PROBE_REQ_SETUP)
+			oracle(s.mr_bytes <= PROBE_MAX_MR_BYTES && s.recvs <= PROBE_MAX_RECVS &&
+				      s.recv_bytes <= PROBE_MAX_RECV_BYTES, "probe setup over limits");
+		if (kind == PROBE_REQ_POST)
+			oracle(w.count >= 1 && w.count <= PROBE_MAX_POSTS &&
+				      w.len <= PROBE_MAX_MR_BYTES, "probe post over limits");
+	}
+	probe_msg_setup_reply_parse(m, &qp, &mr, err);
+	if (probe_msg_state_parse(m, &state, err) == 0)
+		oracle(state.n_wc <= PROBE_MAX_WC, "probe state over PROBE_MAX_WC");
 }
 
 static void messages(struct oob *o, char *err)
@@ -171,6 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ctl_verdict_parse(m, &v, err);
 			ctl_figures_parse(m, &fig, err);
 			incast_parsers(m, err);
+			probe_parsers(m, err);
 		}
 		json_decref(m);
 		return 0;

@@ -26,6 +26,7 @@
 #include "dlts.h"
 #include "ctl.h"
 #include "oob.h"
+#include "probe_msg.h"
 #include "soft_fixture.h"
 
 #define MAX_RECORDS 24
@@ -451,6 +452,44 @@ static size_t qp_info(uint8_t *out, size_t n, uint32_t mtu)
 	return len;
 }
 
+/* rdmakit probe's control messages, as lib/probe/probe_msg.c writes them. */
+static void probe_seeds(struct stream *s)
+{
+	const struct probe_setup setup = {
+		.mr_bytes = 4096, .fill = 0xA5, .access = XPORT_ACCESS_REMOTE_WRITE, .recvs = 2,
+		.recv_bytes = 1024, .mtu = 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 12, .peer = { .qpn = 0xD000, .psn = 0x1000, .udp_port = 4791,
+					       .mtu = 1024 },
+	};
+	const struct probe_post post = { PROBE_POST_WRITE, 4096, 1, 0x10000, 0x1234 };
+	const struct xport_qp_info qp = { .qpn = 0x11, .psn = 0x2000, .udp_port = 4791,
+					  .mtu = 1024 };
+	const struct probe_mr_info mr = { 0x7f0000000000, 0x1234, 4096 };
+	struct probe_remote_state st = { .changed_bytes = 64, .n_wc = 1 };
+	struct { const char *name; json_t *m; } msgs[] = {
+		{ "probe-hello", probe_msg_hello() },
+		{ "probe-serve", probe_msg_serve("verbs", "rxe0/1", 10) },
+		{ "probe-setup", probe_msg_setup(&setup) },
+		{ "probe-post", probe_msg_post(&post) },
+		{ "probe-state-req", probe_msg_state_req() },
+		{ "probe-setup-reply", probe_msg_setup_reply(&qp, &mr) },
+		{ "probe-state", NULL },
+	};
+
+	st.wc[0] = (struct xport_wc){ .opcode = XPORT_WC_RECV, .byte_len = 64 };
+	msgs[6].m = probe_msg_state(&st);
+	for (size_t k = 0; k < sizeof(msgs) / sizeof(msgs[0]); k++) {
+		char *text = json_dumps(msgs[k].m, JSON_COMPACT);
+
+		if (!text)
+			die("probe seed %s", msgs[k].name);
+		raw(s, text, strlen(text));
+		oob_seed(msgs[k].name, 3, s);
+		free(text);
+		json_decref(msgs[k].m);
+	}
+}
+
 static void oob_seeds(void)
 {
 	static struct stream s;
@@ -574,6 +613,7 @@ static void oob_seeds(void)
 			oob_seed(msgs[k][0], 3, &s);
 		}
 	}
+	probe_seeds(&s);
 }
 
 /* ---- opts: command lines -------------------------------------------------------- */

@@ -147,3 +147,21 @@ s = socket.create_connection((sys.argv[1], int(sys.argv[2]))); time.sleep(10)' "
 	wait_pid "$SERVE" 10
 	assert_equal "$WAIT_RC" 0
 }
+
+@test "a persistent soft-engine probe --serve whose UDP port is taken tells that probe why and goes on" {
+	UPORT=$(free_port)
+	bg /dev/null /dev/null timeout 30 python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((sys.argv[1], int(sys.argv[2])))
+time.sleep(30)' "$ADDR" "$UPORT"
+	HOLDER=$BG
+	sleep 0.5
+	serve --engine soft --persistent --udp-port "$UPORT"
+	run --separate-stderr timeout 30 "$RDMAKIT" probe --test write_invalid_rkey -p "$PORT" "$ADDR"
+	[[ $status -eq 3 ]] || fail "exit $status with the port taken: $stderr"
+	[[ $stderr == *"$UPORT"* ]] || fail "the error does not name UDP port $UPORT: $stderr"
+	kill "$HOLDER"
+	wait_pid "$HOLDER" 5
+	run -0 timeout 60 "$RDMAKIT" probe --test write_invalid_rkey -p "$PORT" "$ADDR"
+	assert_line --regexp '^ write_invalid_rkey +pass '
+}

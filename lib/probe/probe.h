@@ -69,6 +69,12 @@ struct probe_trace {
 	unsigned n;
 	struct probe_event ev[PROBE_MAX_EVENTS];
 	bool truncated;			/* more packets came than fit: the rest were not kept */
+	/* With no answer to a request, a zero-length WRITE at the same PSN
+	 * tells a remote that stays silent on purpose (its QP still answers)
+	 * from one that stopped answering: its frame (0: none was sent) and
+	 * whether it was answered.  It is no part of the test's exchange. */
+	unsigned liveness_frame;
+	bool alive;
 	struct probe_remote_state remote;
 	bool remote_known;
 };
@@ -114,6 +120,7 @@ struct probe_peer_info {
 	char version[OOB_VERSION_LEN];
 	char engine[16];
 	char device[64];		/* verbs: "rxe0/1"; soft: "ADDR:PORT" */
+	int timeout_s;			/* how long it lets the control channel be silent (0: unsaid) */
 };
 
 struct probe_report {

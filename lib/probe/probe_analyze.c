@@ -86,20 +86,44 @@ static unsigned recv_completions(const struct probe_remote_state *s, bool ok_onl
 	return n;
 }
 
-/* The answer to the request at psn: NULL after setting a deviation when
+/* The test's own exchange: the record up to the liveness check, if any. */
+static unsigned exchange_end(const struct probe_trace *t)
+{
+	return t->liveness_frame ? t->liveness_frame - 1 : t->n;
+}
+
+/* No answer where one was required: a deviation while the QP still
+ * answers, a fail (no verdict) when the remote stopped answering. */
+static void no_answer(struct probe_result *r, const char *what, const char *required)
+{
+	const struct probe_trace *t = &r->trace;
+
+	if (t->liveness_frame && !t->alive) {
+		verdict(r, PROBE_FAIL, "no answer to %s, nor to a zero-length WRITE after it "
+			"(frame %u): the remote stopped answering", what, t->liveness_frame);
+		return;
+	}
+	verdict(r, PROBE_DEVIATION, "no answer to %s (required: %s)%s", what, required,
+		t->liveness_frame ? "; the QP still answers a zero-length WRITE" : "");
+}
+
+/* The answer to the request at psn: NULL after setting the verdict when
  * there is none. */
 static const struct probe_event *answer_or_deviation(struct probe_result *r, uint32_t psn,
 						     const char *required)
 {
 	const struct probe_trace *t = &r->trace;
-	const struct probe_event *req = request_at(t, psn, t->n);
+	unsigned end = exchange_end(t);
+	const struct probe_event *req = request_at(t, psn, end);
 	int i = probe_find_answer(t, psn, req ? req->frame : 0);
 
 	if (req)
 		cite(r, req);
-	if (i < 0) {
-		verdict(r, PROBE_DEVIATION, "no answer to the request at PSN 0x%06x (required: %s)",
-			psn, required);
+	if (i < 0 || (unsigned)i >= end) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "the request at PSN 0x%06x", psn);
+		no_answer(r, what, required);
 		return NULL;
 	}
 	cite(r, &t->ev[i]);
@@ -183,7 +207,7 @@ void probe_expect_one_seq_nak(struct probe_result *r, uint32_t epsn)
 	unsigned naks = 0, other = 0, ahead = 0;
 	const struct probe_event *first = NULL;
 
-	for (unsigned i = 0; i < t->n; i++) {
+	for (unsigned i = 0; i < exchange_end(t); i++) {
 		const struct probe_event *e = &t->ev[i];
 
 		if (!e->rx) {
@@ -205,9 +229,14 @@ void probe_expect_one_seq_nak(struct probe_result *r, uint32_t epsn)
 			cite(r, e);
 		}
 	}
-	if (!naks)
+	if (!naks && !other) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%u requests ahead of PSN 0x%06x", ahead, epsn);
+		no_answer(r, what, "one NAK PSN sequence error");
+	} else if (!naks)
 		verdict(r, PROBE_DEVIATION, "%u requests ahead of PSN 0x%06x drew no NAK PSN "
-			"sequence error%s", ahead, epsn, other ? " (other answers came)" : "");
+			"sequence error (other answers came)", ahead, epsn);
 	else if (naks > 1)
 		verdict(r, PROBE_DEVIATION, "%u NAKs PSN sequence error for one episode of %u "
 			"requests ahead of PSN 0x%06x; required: one", naks, ahead, epsn);

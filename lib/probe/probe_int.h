@@ -20,8 +20,14 @@ struct probe_link {
 
 int probe_link_open(struct probe_link *l, const char *addr, char *err);
 void probe_link_close(struct probe_link *l);
-/* One received datagram within timeout_ms: 1, 0 on timeout, -1 on error. */
+/* The clock of the record's times (the kernel's receive timestamps are
+ * CLOCK_REALTIME); deadlines run on CLOCK_MONOTONIC instead, so that a
+ * clock step cannot stretch or cut a wait: a deadline ms from now, and
+ * what is left of one (0 once passed). */
 uint64_t probe_link_now_ns(void);
+uint64_t probe_deadline_ms(uint64_t ms);
+int probe_ms_left(uint64_t deadline);
+/* One received datagram within timeout_ms: 1, 0 on timeout, -1 on error. */
 int probe_link_recv(struct probe_link *l, uint8_t *buf, size_t cap, size_t *len,
 		    struct sockaddr_in *from, uint64_t *t_ns, uint8_t *tos, int timeout_ms);
 
@@ -76,6 +82,10 @@ unsigned probe_answer(struct probe_ctx *c, uint32_t psn, uint8_t syndrome, uint3
 /* The next packet from the remote within timeout_ms, recorded: its index
  * in the record, or -1 when none came (or the record is full). */
 int probe_next(struct probe_ctx *c, int timeout_ms);
+
+/* When nothing in the record answers psn: a zero-length WRITE at psn, to
+ * see whether the remote's QP still answers (probe_trace.liveness_frame). */
+void probe_check_alive(struct probe_ctx *c, uint32_t psn, int wait_ms);
 
 /* Records what arrives: until an answer (AETH) for psn has come and then
  * settle_ms passed, or wait_ms in all (psn < 0: just wait_ms). */

@@ -103,3 +103,18 @@ uint64_t probe_link_now_ns(void)
 {
 	return realtime_ns();
 }
+
+uint64_t probe_deadline_ms(uint64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + ms;
+}
+
+int probe_ms_left(uint64_t deadline)
+{
+	uint64_t now = probe_deadline_ms(0);
+
+	return now >= deadline ? 0 : (int)(deadline - now);
+}

@@ -200,29 +200,43 @@ static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t
 
 void probe_collect(struct probe_ctx *c, int64_t psn, int wait_ms, int settle_ms)
 {
-	uint64_t now = probe_link_now_ns(), end = now + (uint64_t)wait_ms * 1000000u;
+	uint64_t end = probe_deadline_ms((uint64_t)wait_ms);
 	uint8_t buf[4096 + 256];
+	int left;
 
-	while ((now = probe_link_now_ns()) < end && !(c->o->stop && *c->o->stop)) {
+	while ((left = probe_ms_left(end)) > 0 && !(c->o->stop && *c->o->stop)) {
 		struct sockaddr_in from;
 		uint64_t t_ns;
 		size_t len;
 		uint8_t tos;
-		int rc = probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos,
-					 (int)((end - now + 999999) / 1000000));
+		int rc = probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos, left);
 
 		if (rc <= 0)
 			continue;
 		if (from.sin_addr.s_addr != c->remote.sin_addr.s_addr)
 			continue;
 		if (take(c, buf, len, t_ns, tos, ntohs(from.sin_port), psn)) {
-			uint64_t settle = probe_link_now_ns() + (uint64_t)settle_ms * 1000000u;
+			uint64_t settle = probe_deadline_ms((uint64_t)settle_ms);
 
 			if (settle < end)
 				end = settle;
 			psn = -1;
 		}
 	}
+}
+
+void probe_check_alive(struct probe_ctx *c, uint32_t psn, int wait_ms)
+{
+	struct probe_trace *t = &c->r->trace;
+	const struct probe_req q = { .opcode = OP_RC_WRITE_ONLY, .psn = psn, .ackreq = true,
+				     .va = c->mr.va, .rkey = c->mr.rkey };
+	unsigned frame;
+
+	if (probe_find_answer(t, psn, 0) >= 0 || !(frame = probe_send(c, &q)))
+		return;
+	probe_collect(c, psn, wait_ms, 0);
+	t->liveness_frame = frame;
+	t->alive = probe_find_answer(t, psn, frame) >= 0;
 }
 
 unsigned probe_answer(struct probe_ctx *c, uint32_t psn, uint8_t syndrome, uint32_t msn)
@@ -235,10 +249,11 @@ unsigned probe_answer(struct probe_ctx *c, uint32_t psn, uint8_t syndrome, uint3
 
 int probe_next(struct probe_ctx *c, int timeout_ms)
 {
-	uint64_t now = probe_link_now_ns(), end = now + (uint64_t)timeout_ms * 1000000u;
+	uint64_t end = probe_deadline_ms((uint64_t)timeout_ms);
 	uint8_t buf[4096 + 256];
+	int left;
 
-	while ((now = probe_link_now_ns()) < end && !(c->o->stop && *c->o->stop)) {
+	while ((left = probe_ms_left(end)) > 0 && !(c->o->stop && *c->o->stop)) {
 		struct probe_trace *t = &c->r->trace;
 		struct sockaddr_in from;
 		unsigned before = t->n;
@@ -246,8 +261,7 @@ int probe_next(struct probe_ctx *c, int timeout_ms)
 		size_t len;
 		uint8_t tos;
 
-		if (probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos,
-				    (int)((end - now + 999999) / 1000000)) <= 0 ||
+		if (probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos, left) <= 0 ||
 		    from.sin_addr.s_addr != c->remote.sin_addr.s_addr)
 			continue;
 		take(c, buf, len, t_ns, tos, ntohs(from.sin_port), -1);

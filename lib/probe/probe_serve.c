@@ -290,10 +290,13 @@ static int open_client(struct serve *s, char *err)
 		a.bind = local;
 	if (xport_open(&a, &s->dev, err) < 0) {
 		oob_send_error(&s->c, err);
-		return -2;
+		/* A device, or an address the server was told, fails every
+		 * probe alike: fatal.  The address a client came to is its own. */
+		return a.ib_dev || s->o->dev.bind || !strcmp(a.engine, "verbs") ? -2 : -1;
 	}
 	device_name(s->dev, a.bind, device, sizeof(device));
-	return ctl_send(&s->c, OOB_PARAMS, probe_msg_serve(xport_engine_name(s->dev), device), err);
+	return ctl_send(&s->c, OOB_PARAMS, probe_msg_serve(xport_engine_name(s->dev), device,
+								   s->o->timeout_s), err);
 }
 
 int probe_serve(const struct probe_serve_opts *o, char *err)

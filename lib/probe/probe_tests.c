@@ -54,11 +54,13 @@ static int ask(struct probe_ctx *c, const struct shape *s)
 	return 0;
 }
 
-/* One request to a fresh QP, its answer and the remote's state after. */
+/* One request to a fresh QP, its answer (or whether the QP still answers
+ * at all) and the remote's state after. */
 static int exchange(struct probe_ctx *c, int access, const struct shape *s)
 {
 	if (probe_setup_default(c, access, 0) < 0 || ask(c, s) < 0)
 		return -1;
+	probe_check_alive(c, place(c, s).psn, ANSWER_MS);
 	return probe_fetch_state(c);
 }
 
@@ -145,6 +147,7 @@ static int psn_ahead(struct probe_ctx *c, struct probe_result *r)
 	if (!probe_send(c, &qa) || !probe_send(c, &qb))
 		return -1;
 	probe_collect(c, c->psn, ANSWER_MS, SILENT_MS);
+	probe_check_alive(c, c->psn, ANSWER_MS);
 	if (probe_fetch_state(c) < 0)
 		return -1;
 	probe_expect_one_seq_nak(r, c->psn);
@@ -220,22 +223,31 @@ static int post_one(struct probe_ctx *c, enum probe_post_op op, uint32_t len)
 	return probe_post(c, &w);
 }
 
+/* The longest this side may leave the control channel silent: 10 s, and
+ * a second less than the server's --timeout, after which it drops us. */
+static int quiet_limit_ms(const struct probe_ctx *c)
+{
+	int ms = c->peer.timeout_s > 0 ? c->peer.timeout_s * 1000 - 1000 : 10000;
+
+	return ms < 1000 ? 1000 : ms > 10000 ? 10000 : ms;
+}
+
 /* A WRITE from the remote left unanswered: records its transmissions until
  * the remote has been silent for a while (16 timeouts, 1 s at least: an
  * engine may back its timer off) or has clearly retried more than
- * retry_cnt, 10 s at most. */
+ * retry_cnt, within quiet_limit_ms. */
 static int withhold_acks(struct probe_ctx *c, uint8_t timeout, uint8_t retry_cnt)
 {
 	uint64_t nominal_ms = (4096ull << timeout) / 1000000u;
-	int silence_ms = (int)(16 * nominal_ms > 1000 ? 16 * nominal_ms : 1000);
-	uint64_t end = probe_link_now_ns() + 10000000000ull;
+	int silence_ms = (int)(16 * nominal_ms > 1000 ? 16 * nominal_ms : 1000), left;
+	uint64_t end = probe_deadline_ms((uint64_t)quiet_limit_ms(c));
 	unsigned sent = 0;
 	int i;
 
 	if (requester_setup(c, timeout, retry_cnt, 7) < 0 || post_one(c, PROBE_POST_WRITE, 64) < 0)
 		return -1;
-	while (probe_link_now_ns() < end && sent <= retry_cnt + 3u &&
-	       (i = probe_next(c, silence_ms)) >= 0)
+	while ((left = probe_ms_left(end)) > 0 && sent <= retry_cnt + 3u &&
+	       (i = probe_next(c, silence_ms < left ? silence_ms : left)) >= 0)
 		sent += !c->r->trace.ev[i].has_aeth;
 	return probe_fetch_state(c);
 }
@@ -267,10 +279,10 @@ static int retry_count_7(struct probe_ctx *c, struct probe_result *r)
 /* Waits for the remote's request with this PSN: its index, or -1. */
 static int await_request(struct probe_ctx *c, uint32_t psn)
 {
-	uint64_t end = probe_link_now_ns() + (uint64_t)ANSWER_MS * 1000000u;
+	uint64_t end = probe_deadline_ms(ANSWER_MS);
 	int i;
 
-	while (probe_link_now_ns() < end && (i = probe_next(c, ANSWER_MS)) >= 0)
+	while (probe_ms_left(end) > 0 && (i = probe_next(c, probe_ms_left(end))) >= 0)
 		if (!c->r->trace.ev[i].has_aeth && c->r->trace.ev[i].psn == psn)
 			return i;
 	return -1;

@@ -102,6 +102,27 @@ static void test_nak(struct unit *u)
 	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "no answer to the request at PSN 0x001000");
+
+	/* Silence, then a zero-length WRITE at the same PSN to see whether the
+	 * QP still answers.  Unanswered: the remote went silent, no verdict. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 2000);
+	r.trace.liveness_frame = 2;
+	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "stopped answering");
+	CHECK_EQ(u, r.n_evidence, 1);
+	CHECK_EQ(u, r.evidence[0], 1);
+
+	/* Answered: a deviation, and the check's ACK is not the answer. */
+	rx(&r, ACK, PSN, 2100);
+	r.trace.alive = true;
+	r.n_evidence = 0;
+	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "no answer to the request at PSN 0x001000");
+	CHECK_HAS(u, r.observed, "still answers");
 }
 
 static void test_ack(struct unit *u)
@@ -189,7 +210,21 @@ static void test_seq_nak(struct unit *u)
 	tx(&r, OP_RC_WRITE_ONLY, PSN + 3, 0);
 	probe_expect_one_seq_nak(&r, PSN);
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
-	CHECK_HAS(u, r.observed, "drew no NAK");
+	CHECK_HAS(u, r.observed, "no answer to 1 requests ahead of PSN 0x001000");
+
+	/* None, and the QP then answered nothing either: no verdict. */
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 2000);
+	r.trace.liveness_frame = r.trace.n;
+	probe_expect_one_seq_nak(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "stopped answering");
+
+	/* The QP answered the check: the ACK to it is no NAK for the episode. */
+	rx(&r, ACK, PSN, 2100);
+	r.trace.alive = true;
+	probe_expect_one_seq_nak(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "still answers");
 
 	/* Across the 2^24 wrap: ahead of 0xFFFFFF is 0x000002. */
 	r = fresh();
