@@ -48,6 +48,8 @@ struct probe_event {
 	uint8_t syndrome;	/* AETH */
 	uint32_t msn;
 	uint32_t payload_len;
+	uint64_t va;		/* RETH, for the opcodes that carry one */
+	uint32_t dmalen;
 	uint8_t tos;		/* rx: the IP header's ToS (DSCP and ECN) */
 	uint16_t sport;		/* rx: the UDP source port */
 	bool icrc_corrupt;	/* tx: sent with a wrong ICRC on purpose */
@@ -183,6 +185,15 @@ void probe_expect_one_seq_nak(struct probe_result *r, uint32_t epsn);
 /* A duplicate of an executed request at `psn`: acknowledged again, and
  * the remote saw one receive completion, not two. */
 void probe_expect_dup_ack(struct probe_result *r, uint32_t psn, unsigned recvs_posted);
+/* A WRITE at `psn`, then a duplicate (same PSN) aimed elsewhere in the
+ * region: both acknowledged, and only the first's `first_bytes` written. */
+void probe_expect_dup_write(struct probe_result *r, uint32_t psn, uint64_t first_bytes);
+/* A READ of `len` bytes at `psn` and its duplicate: each answered with
+ * the data (a duplicate READ is executed again). */
+void probe_expect_dup_read(struct probe_result *r, uint32_t psn, uint32_t len);
+/* `n` requests from `psn` on (modulo 2^24), each acknowledged, with
+ * `changed` bytes of the region written in all. */
+void probe_expect_acks(struct probe_result *r, uint32_t psn, unsigned n, uint64_t changed);
 /* A packet the remote must drop silently (frames up to `silent_until`
  * sent), then a good one at `psn` that must be acknowledged. */
 void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uint32_t psn);
@@ -205,6 +216,18 @@ void probe_expect_resend_from(struct probe_result *r, uint32_t nak_psn);
 /* After this side's RNR NAK for psn, the remote waits at least the timer
  * the NAK carried (give or take res_us) before it sends psn again. */
 void probe_expect_rnr_wait(struct probe_result *r, uint32_t psn, uint32_t res_us);
+
+/* The remote's READ of `len` bytes (from PSN psn) answered with the
+ * response at `lost` left out: it must ask again for what is missing, from
+ * `lost` on with the VA and length moved on by `mtu` a response (a READ
+ * of the whole again is informational), and complete once answered. */
+void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t lost, uint32_t mtu);
+/* The remote's READ at psn and a WRITE after it; this side ACKs the WRITE
+ * and never answers the READ: an ACK past an outstanding READ is an
+ * implied NAK, so the READ must be sent again at once, not when its ACK
+ * timer (`timeout`) runs out, and complete once answered. */
+void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t timeout,
+			      uint32_t res_us);
 
 /* The remote's own packets. */
 

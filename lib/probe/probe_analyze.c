@@ -282,6 +282,103 @@ void probe_expect_dup_ack(struct probe_result *r, uint32_t psn, unsigned recvs_p
 		verdict(r, PROBE_PASS, "both acknowledged (%u ACKs), one receive completed", acks);
 }
 
+void probe_expect_dup_write(struct probe_result *r, uint32_t psn, uint64_t first_bytes)
+{
+	const struct probe_trace *t = &r->trace;
+	unsigned acks = 0;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (e->psn == psn && (!e->rx || (e->has_aeth &&
+						 wire_aeth_kind(e->syndrome) == WIRE_AETH_ACK))) {
+			cite(r, e);
+			acks += e->rx;
+		}
+	}
+	if (!t->remote_known)
+		verdict(r, PROBE_FAIL, "the remote did not report its memory");
+	else if (acks < 2)
+		verdict(r, PROBE_DEVIATION, "%u ACK%s for the WRITE and its duplicate at PSN 0x%06x; "
+			"required: both acknowledged", acks, acks == 1 ? "" : "s", psn);
+	else if (t->remote.changed_bytes > first_bytes)
+		verdict(r, PROBE_DEVIATION, "both acknowledged, but the duplicate was executed: %"
+			PRIu64 " bytes of the region changed, the first WRITE wrote %" PRIu64,
+			t->remote.changed_bytes, first_bytes);
+	else if (t->remote.changed_bytes < first_bytes)
+		verdict(r, PROBE_DEVIATION, "both acknowledged, but only %" PRIu64 " of the first "
+			"WRITE's %" PRIu64 " bytes are in the region", t->remote.changed_bytes,
+			first_bytes);
+	else
+		verdict(r, PROBE_PASS, "both acknowledged (%u ACKs); the duplicate was not executed",
+			acks);
+}
+
+void probe_expect_dup_read(struct probe_result *r, uint32_t psn, uint32_t len)
+{
+	const struct probe_trace *t = &r->trace;
+	unsigned reqs = 0, responses = 0, other = 0;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (e->psn != psn)
+			continue;
+		cite(r, e);
+		if (!e->rx)
+			reqs++;
+		else if (e->opcode == OP_RC_READ_RESPONSE_ONLY && e->payload_len == len)
+			responses++;
+		else
+			other++;
+	}
+	if (reqs < 2)
+		verdict(r, PROBE_FAIL, "the READ and its duplicate were not both sent");
+	else if (!responses)
+		verdict(r, PROBE_DEVIATION, "no READ response of %u bytes to the READ at PSN 0x%06x "
+			"(%u other answers)", len, psn, other);
+	else if (responses < 2)
+		verdict(r, PROBE_DEVIATION, "the duplicate READ drew %s; required: executed again, "
+			"a second READ response", other ? "another kind of answer" : "no answer");
+	else
+		verdict(r, PROBE_PASS, "both answered with a READ response of %u bytes: the "
+			"duplicate was executed again", len);
+}
+
+void probe_expect_acks(struct probe_result *r, uint32_t psn, unsigned n, uint64_t changed)
+{
+	const struct probe_trace *t = &r->trace;
+	unsigned end = exchange_end(t);
+
+	for (unsigned k = 0; k < n; k++) {
+		uint32_t p = wire_psn_add(psn, k);
+		const struct probe_event *req = request_at(t, p, end);
+		int i = req ? probe_find_answer(t, p, req->frame) : -1;
+		char what[48], seen[64];
+
+		if (req)
+			cite(r, req);
+		if (i < 0 || (unsigned)i >= end) {
+			snprintf(what, sizeof(what), "the request at PSN 0x%06x", p);
+			no_answer(r, what, "an ACK");
+			return;
+		}
+		cite(r, &t->ev[i]);
+		if (wire_aeth_kind(t->ev[i].syndrome) != WIRE_AETH_ACK) {
+			wire_aeth_describe(seen, sizeof(seen), t->ev[i].syndrome);
+			verdict(r, PROBE_DEVIATION, "%s for the request at PSN 0x%06x; required: an ACK",
+				seen, p);
+			return;
+		}
+	}
+	if (t->remote_known && t->remote.changed_bytes != changed)
+		verdict(r, PROBE_DEVIATION, "all %u ACKed, but %" PRIu64 " bytes of the region "
+			"changed, not %" PRIu64, n, t->remote.changed_bytes, changed);
+	else
+		verdict(r, PROBE_PASS, "all %u requests from PSN 0x%06x to 0x%06x ACKed%s", n, psn,
+			wire_psn_add(psn, n - 1), t->remote_known ? ", their bytes in place" : "");
+}
+
 void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uint32_t psn)
 {
 	const struct probe_trace *t = &r->trace;
@@ -475,6 +572,131 @@ void probe_expect_rnr_wait(struct probe_result *r, uint32_t psn, uint32_t res_us
 	}
 	verdict(r, PROBE_DEVIATION, "never resent after an RNR NAK of %.2f ms (rnr_retry 7: "
 		"it must retry)", timer_us / 1e3);
+}
+
+/* The remote's READ requests, in order: the first at or after index from. */
+static const struct probe_event *read_request(const struct probe_trace *t, unsigned from)
+{
+	for (unsigned i = from; i < t->n; i++)
+		if (t->ev[i].rx && t->ev[i].opcode == OP_RC_READ_REQUEST)
+			return &t->ev[i];
+	return NULL;
+}
+
+static const struct xport_wc *read_completion(const struct probe_trace *t)
+{
+	for (unsigned i = 0; t->remote_known && i < t->remote.n_wc; i++)
+		if (t->remote.wc[i].opcode == XPORT_WC_RDMA_READ)
+			return &t->remote.wc[i];
+	return NULL;
+}
+
+/* After the retry was answered: the READ completed, its bytes in place. */
+static void read_completed(struct probe_result *r, enum probe_verdict v, const char *seen,
+			   uint32_t len)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct xport_wc *wc = read_completion(t);
+
+	if (!t->remote_known)
+		verdict(r, PROBE_FAIL, "%s, but the remote did not report its completions", seen);
+	else if (!wc || wc->status != XPORT_WC_SUCCESS)
+		verdict(r, PROBE_DEVIATION, "%s, but the READ %s once answered", seen,
+			wc ? xport_wc_status_str(wc->status) : "did not complete");
+	else if (t->remote.changed_bytes < len)
+		verdict(r, PROBE_DEVIATION, "%s, but only %" PRIu64 " of the %u bytes read are in "
+			"its region", seen, t->remote.changed_bytes, len);
+	else
+		verdict(r, v, "%s; the READ completed with all %u bytes", seen, len);
+}
+
+void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t lost, uint32_t mtu)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *orig = read_request(t, 0), *retry;
+	const struct xport_wc *wc = read_completion(t);
+	uint32_t skip = (uint32_t)wire_psn_diff(lost, psn) * mtu;
+	char seen[160];
+
+	if (!orig || orig->psn != psn) {
+		verdict(r, PROBE_FAIL, "the remote never sent the READ it was asked to post");
+		return;
+	}
+	cite(r, orig);
+	retry = read_request(t, orig->frame);
+	/* The responses this side sent, the gap among them. */
+	for (unsigned i = orig->frame; i < (retry ? retry->frame - 1 : t->n); i++)
+		if (!t->ev[i].rx)
+			cite(r, &t->ev[i]);
+	if (!retry) {
+		if (wc && wc->status == XPORT_WC_SUCCESS)
+			verdict(r, PROBE_DEVIATION, "the READ completed successfully with the response "
+				"at PSN 0x%06x never received", lost);
+		else
+			verdict(r, PROBE_DEVIATION, "no READ asked again after the response at PSN "
+				"0x%06x was lost", lost);
+		return;
+	}
+	cite(r, retry);
+	if (retry->psn == lost && retry->va == orig->va + skip && retry->dmalen == orig->dmalen - skip) {
+		snprintf(seen, sizeof(seen), "READ asked again from PSN 0x%06x, %u bytes on, %.3f ms "
+			 "after the first", lost, skip, (double)(retry->t_ns - orig->t_ns) / 1e6);
+		read_completed(r, PROBE_PASS, seen, orig->dmalen);
+	} else if (retry->psn == psn && retry->va == orig->va && retry->dmalen == orig->dmalen) {
+		snprintf(seen, sizeof(seen), "the whole READ asked again from PSN 0x%06x, not from "
+			 "the lost response's 0x%06x", psn, lost);
+		read_completed(r, PROBE_INFO, seen, orig->dmalen);
+	} else {
+		verdict(r, PROBE_DEVIATION, "READ asked again at PSN 0x%06x for %u bytes at +%" PRIu64
+			"; required: PSN 0x%06x, %u bytes at +%u", retry->psn, retry->dmalen,
+			retry->va - orig->va, lost, orig->dmalen - skip, skip);
+	}
+}
+
+void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t timeout,
+			      uint32_t res_us)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *orig = read_request(t, 0), *ack = NULL, *retry;
+	const struct xport_wc *wc = read_completion(t);
+	double nominal_us = 4.096 * (double)(1ull << timeout), gap_us;
+	char seen[160];
+
+	if (!orig || orig->psn != psn) {
+		verdict(r, PROBE_FAIL, "the remote never sent the READ it was asked to post");
+		return;
+	}
+	cite(r, orig);
+	for (unsigned i = orig->frame; i < t->n && !ack; i++)
+		if (!t->ev[i].rx && t->ev[i].opcode == OP_RC_ACK)
+			ack = &t->ev[i];
+	if (!ack) {
+		verdict(r, PROBE_FAIL, "the remote never sent the WRITE after the READ, so no ACK "
+			"passed it");
+		return;
+	}
+	cite(r, ack);
+	retry = read_request(t, ack->frame);
+	if (!retry) {
+		if (wc && wc->status == XPORT_WC_SUCCESS)
+			verdict(r, PROBE_DEVIATION, "the READ completed successfully, unanswered, once "
+				"an ACK for a later PSN came");
+		else
+			verdict(r, PROBE_DEVIATION, "the READ was not sent again after an ACK passed "
+				"it (listened %.1f s)", (double)(t->ev[t->n - 1].t_ns - ack->t_ns) / 1e9);
+		return;
+	}
+	cite(r, retry);
+	gap_us = (double)(retry->t_ns - ack->t_ns) / 1e3;
+	if (gap_us + res_us >= nominal_us) {
+		verdict(r, PROBE_DEVIATION, "the READ was sent again %.3f ms after the ACK that "
+			"passed it: by its ACK timer (%.3f ms), not as an implied NAK", gap_us / 1e3,
+			nominal_us / 1e3);
+		return;
+	}
+	snprintf(seen, sizeof(seen), "the READ sent again %.3f ms after the ACK that passed it "
+		 "(its ACK timer: %.3f ms)", gap_us / 1e3, nominal_us / 1e3);
+	read_completed(r, PROBE_PASS, seen, orig->dmalen);
 }
 
 /* --- the remote's own packets ------------------------------------------------ */

@@ -121,11 +121,12 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 {
 	uint8_t frame[WIRE_IPV4_LEN + WIRE_UDP_LEN + 64 + 4096 + 8], payload[4096 + 64];
 	struct wire_pkt p = { .encap = WIRE_ENCAP_ROCEV2 };
+	const struct wire_opcode_info *op = wire_opcode_info(q->opcode);
 	struct probe_event *e;
 	uint64_t sent_ns;
 	size_t len;
 
-	if (q->len > sizeof(payload)) {
+	if (q->len > sizeof(payload) || !op) {
 		fail(c->r, "%s", "a request too large for the probe");
 		return 0;
 	}
@@ -169,8 +170,12 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 		.frame = e->frame, .t_ns = sent_ns, .opcode = q->opcode,
 		.dqpn = c->rqp.qpn, .psn = p.bth.psn, .ackreq = q->ackreq,
 		.payload_len = q->len, .tos = WIRE_ECT0, .icrc_corrupt = q->corrupt_icrc,
-		.has_aeth = q->opcode == OP_RC_ACK, .syndrome = q->syndrome, .msn = q->msn,
+		.has_aeth = (op->ext & WIRE_X_AETH) != 0, .syndrome = q->syndrome, .msn = q->msn,
 	};
+	if (op->ext & WIRE_X_RETH) {
+		e->va = q->va;
+		e->dmalen = q->dmalen;
+	}
 	return e->frame;
 }
 
@@ -193,6 +198,10 @@ static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t
 	e->syndrome = p.aeth.syndrome;
 	e->msn = p.aeth.msn;
 	e->payload_len = (uint32_t)p.payload_len;
+	if (p.ext & WIRE_X_RETH) {
+		e->va = p.reth.va;
+		e->dmalen = p.reth.dmalen;
+	}
 	e->tos = tos;
 	e->sport = sport;
 	return e->has_aeth && psn >= 0 && e->psn == (uint32_t)psn;
@@ -236,7 +245,9 @@ void probe_check_alive(struct probe_ctx *c, uint32_t psn, int wait_ms)
 		return;
 	probe_collect(c, psn, wait_ms, 0);
 	t->liveness_frame = frame;
-	t->alive = probe_find_answer(t, psn, frame) >= 0;
+	/* Any answer shows the QP alive, a NAK for another PSN too. */
+	for (unsigned i = frame; i < t->n && !t->alive; i++)
+		t->alive = t->ev[i].rx;
 }
 
 unsigned probe_answer(struct probe_ctx *c, uint32_t psn, uint8_t syndrome, uint32_t msn)

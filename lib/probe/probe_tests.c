@@ -56,9 +56,15 @@ static int ask(struct probe_ctx *c, const struct shape *s)
 
 /* One request to a fresh QP, its answer (or whether the QP still answers
  * at all) and the remote's state after. */
-static int exchange(struct probe_ctx *c, int access, const struct shape *s)
+static int exchange(struct probe_ctx *c, int access, uint32_t mtu, const struct shape *s)
 {
-	if (probe_setup_default(c, access, 0) < 0 || ask(c, s) < 0)
+	struct probe_setup setup = {
+		.mr_bytes = REGION_BYTES, .fill = 0xA5, .access = access, .recv_bytes = 1024,
+		.mtu = mtu ? mtu : 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 12,
+	};
+
+	if (probe_setup(c, &setup) < 0 || ask(c, s) < 0)
 		return -1;
 	probe_check_alive(c, place(c, s).psn, ANSWER_MS);
 	return probe_fetch_state(c);
@@ -71,13 +77,14 @@ struct single {
 	int access;			/* the region's remote access */
 	enum single_expect expect;
 	uint8_t nak_code;		/* EXPECT_NAK: enum wire_nak_code */
+	uint32_t mtu;			/* the path MTU (0: 1024) */
 };
 
 static int single_request(struct probe_ctx *c, struct probe_result *r)
 {
 	const struct single *t = r->test->script;
 
-	if (exchange(c, t->access, &t->request) < 0)
+	if (exchange(c, t->access, t->mtu, &t->request) < 0)
 		return -1;
 	switch (t->expect) {
 	case EXPECT_NAK:
@@ -97,35 +104,42 @@ static int single_request(struct probe_ctx *c, struct probe_result *r)
  * the region's end (by 32 bytes), and to a region without remote write. */
 static const struct single write_invalid_rkey = {
 	{ .opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11, .bad_rkey = true },
-	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR,
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR, 0,
 };
 static const struct single write_out_of_bounds = {
 	{ .opcode = OP_RC_WRITE_ONLY, .offset = REGION_BYTES - 32, .dmalen = 64, .len = 64,
 	  .byte = 0x11 },
-	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR,
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR, 0,
 };
 static const struct single write_no_access = {
 	{ .opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11 },
-	XPORT_ACCESS_REMOTE_READ, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR,
+	XPORT_ACCESS_REMOTE_READ, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR, 0,
 };
 static const struct single read_invalid_rkey = {
 	{ .opcode = OP_RC_READ_REQUEST, .dmalen = 64, .bad_rkey = true },
-	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR,
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR, 0,
 };
 /* A zero-length transfer carries no rkey worth checking. */
 static const struct single write_zero_length_invalid_rkey = {
 	{ .opcode = OP_RC_WRITE_ONLY, .bad_rkey = true },
-	ALL_ACCESS, EXPECT_ACK, 0,
+	ALL_ACCESS, EXPECT_ACK, 0, 0,
 };
 /* The QP has no receive posted. */
 static const struct single send_no_receive = {
 	{ .opcode = OP_RC_SEND_ONLY, .len = 64, .byte = 0x11 },
-	ALL_ACCESS, EXPECT_RNR, 0,
+	ALL_ACCESS, EXPECT_RNR, 0, 0,
 };
 /* A Middle carries exactly one path MTU (1024 here) and no RETH. */
 static const struct single write_middle_without_first = {
 	{ .opcode = OP_RC_WRITE_MIDDLE, .len = 1024, .byte = 0x11 },
-	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_INVALID_REQ,
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_INVALID_REQ, 0,
+};
+
+/* 512 bytes in one WRITE Only on a path MTU of 256: a packet that small
+ * links carry, so the kernel's DF never refuses it. */
+static const struct single payload_beyond_mtu = {
+	{ .opcode = OP_RC_WRITE_ONLY, .dmalen = 512, .len = 512, .byte = 0x11 },
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_INVALID_REQ, 256,
 };
 
 static int psn_ahead(struct probe_ctx *c, struct probe_result *r)
@@ -154,14 +168,68 @@ static int psn_ahead(struct probe_ctx *c, struct probe_result *r)
 	return 0;
 }
 
+/* Two requests to a fresh QP with `recvs` receives posted, each with
+ * its answer, and the remote's state after. */
+static int two_requests(struct probe_ctx *c, unsigned recvs, const struct shape *a,
+			const struct shape *b)
+{
+	if (probe_setup_default(c, ALL_ACCESS, recvs) < 0 || ask(c, a) < 0 || ask(c, b) < 0)
+		return -1;
+	return probe_fetch_state(c);
+}
+
 static int duplicate_send(struct probe_ctx *c, struct probe_result *r)
 {
 	const struct shape s = { .opcode = OP_RC_SEND_ONLY, .len = 64, .byte = 0x11 };
 
-	if (probe_setup_default(c, ALL_ACCESS, 2) < 0 || ask(c, &s) < 0 || ask(c, &s) < 0 ||
-	    probe_fetch_state(c) < 0)
+	if (two_requests(c, 2, &s, &s) < 0)
 		return -1;
 	probe_expect_dup_ack(r, c->psn, 2);
+	return 0;
+}
+
+/* A WRITE, then a duplicate of it (its PSN) that would place its bytes
+ * 64 further on: the region shows whether the duplicate was executed. */
+static int duplicate_write(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape a = { .opcode = OP_RC_WRITE_ONLY, .dmalen = 64, .len = 64, .byte = 0x11 };
+	const struct shape dup = { .opcode = OP_RC_WRITE_ONLY, .offset = 64, .dmalen = 64, .len = 64,
+				   .byte = 0x22 };
+
+	if (two_requests(c, 0, &a, &dup) < 0)
+		return -1;
+	probe_expect_dup_write(r, c->psn, 64);
+	return 0;
+}
+
+static int duplicate_read(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape rd = { .opcode = OP_RC_READ_REQUEST, .dmalen = 64 };
+
+	if (two_requests(c, 0, &rd, &rd) < 0)
+		return -1;
+	probe_expect_dup_read(r, c->psn, 64);
+	return 0;
+}
+
+/* Three WRITEs from PSN 0xFFFFFE: the third is PSN 0, past the wrap. */
+static int psn_wrap(struct probe_ctx *c, struct probe_result *r)
+{
+	c->psn = WIRE_PSN_MASK - 1;
+	if (probe_setup_default(c, ALL_ACCESS, 0) < 0)
+		return -1;
+	for (int32_t k = 0; k < 3; k++) {
+		const struct shape w = { .opcode = OP_RC_WRITE_ONLY, .psn_ahead = k,
+					 .offset = 64u * (uint32_t)k, .dmalen = 64, .len = 64,
+					 .byte = (uint8_t)(0x11 * (k + 1)) };
+
+		if (ask(c, &w) < 0)
+			return -1;
+	}
+	probe_check_alive(c, wire_psn_add(c->psn, 2), ANSWER_MS);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_acks(r, c->psn, 3, 3 * 64);
 	return 0;
 }
 
@@ -288,6 +356,106 @@ static int await_request(struct probe_ctx *c, uint32_t psn)
 	return -1;
 }
 
+/* Waits up to wait_ms for the remote's next READ request: its index, or -1. */
+static int await_read(struct probe_ctx *c, int wait_ms)
+{
+	uint64_t end = probe_deadline_ms((uint64_t)wait_ms);
+	int i;
+
+	while (probe_ms_left(end) > 0 && (i = probe_next(c, probe_ms_left(end))) >= 0)
+		if (c->r->trace.ev[i].opcode == OP_RC_READ_REQUEST)
+			return i;
+	return -1;
+}
+
+/* Answers the READ request at index i with its responses, as a responder
+ * would: bytes of 0x33, MTU-sized, the AETH (an ACK) on First, Last and
+ * Only.  False if a send failed. */
+static bool respond_read(struct probe_ctx *c, int i, uint32_t msn)
+{
+	uint32_t len = c->r->trace.ev[i].dmalen, psn = c->r->trace.ev[i].psn;
+	uint32_t n = len ? (len + c->mtu - 1) / c->mtu : 1;
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct probe_req q = {
+			.opcode = n == 1 ? OP_RC_READ_RESPONSE_ONLY : !k ? OP_RC_READ_RESPONSE_FIRST
+				: k == n - 1 ? OP_RC_READ_RESPONSE_LAST : OP_RC_READ_RESPONSE_MIDDLE,
+			.psn = wire_psn_add(psn, k), .byte = 0x33, .msn = msn,
+			.len = k == n - 1 ? len - k * c->mtu : c->mtu,
+			.syndrome = wire_aeth_make(WIRE_AETH_ACK, 31),
+		};
+
+		if (!probe_send(c, &q))
+			return false;
+	}
+	return true;
+}
+
+static int lost_read_response(struct probe_ctx *c, struct probe_result *r)
+{
+	const uint8_t ops[] = { OP_RC_READ_RESPONSE_FIRST, 0, OP_RC_READ_RESPONSE_MIDDLE,
+				OP_RC_READ_RESPONSE_LAST };
+	uint32_t p;
+	int i;
+
+	/* 4 KiB at MTU 1024: four responses; the second is "lost". */
+	if (requester_setup(c, 14, 7, 7) < 0 || post_one(c, PROBE_POST_READ, 4096) < 0)
+		return -1;
+	p = c->rqp.psn;
+	if (await_read(c, ANSWER_MS) < 0)
+		goto judge;
+	for (uint32_t k = 0; k < 4; k++) {
+		const struct probe_req q = {
+			.opcode = ops[k], .psn = wire_psn_add(p, k), .len = 1024, .byte = 0x33,
+			.syndrome = wire_aeth_make(WIRE_AETH_ACK, 31), .msn = k == 3,
+		};
+
+		if (ops[k] && !probe_send(c, &q))
+			return -1;
+	}
+	if ((i = await_read(c, ANSWER_MS)) >= 0 && !respond_read(c, i, 1))
+		return -1;
+judge:
+	probe_collect(c, -1, SETTLE_MS, 0);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_read_resume(r, p, wire_psn_add(p, 1), 1024);
+	return 0;
+}
+
+/* QP timeout 18 (1.07 s): a READ sent again within that came from the
+ * implied NAK, not from the timer. */
+#define IMPLIED_NAK_TIMEOUT 18
+
+static int implied_nak(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct probe_post rd = { PROBE_POST_READ, 64, 1, PROBE_VA, PROBE_RKEY };
+	const struct probe_post wr = { PROBE_POST_WRITE, 64, 1, PROBE_VA + 64, PROBE_RKEY };
+	uint32_t p;
+	int i;
+
+	if (requester_setup(c, IMPLIED_NAK_TIMEOUT, 7, 7) < 0 || probe_post(c, &rd) < 0 ||
+	    probe_post(c, &wr) < 0)
+		return -1;
+	p = c->rqp.psn;
+	/* The READ goes unanswered; the WRITE after it is ACKed.  Long enough
+	 * to see a resend by the timer: 4 x 1.07 s and a margin. */
+	if (await_request(c, wire_psn_add(p, 1)) >= 0 &&
+	    probe_answer(c, wire_psn_add(p, 1), wire_aeth_make(WIRE_AETH_ACK, 31), 2) &&
+	    (i = await_read(c, quiet_limit_ms(c) < 5000 ? quiet_limit_ms(c) : 5000)) >= 0) {
+		if (!respond_read(c, i, 1))
+			return -1;
+		/* Go-back-N sends the WRITE again after the READ: ACK it too. */
+		if (await_request(c, wire_psn_add(p, 1)) >= 0)
+			probe_answer(c, wire_psn_add(p, 1), wire_aeth_make(WIRE_AETH_ACK, 31), 2);
+	}
+	probe_collect(c, -1, SETTLE_MS, 0);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_implied_nak(r, p, IMPLIED_NAK_TIMEOUT, TIMER_RES_US);
+	return 0;
+}
+
 static int seq_nak_resend(struct probe_ctx *c, struct probe_result *r)
 {
 	uint32_t p;
@@ -389,8 +557,7 @@ static int aeth_msn(struct probe_ctx *c, struct probe_result *r)
 	const struct shape b = { .opcode = OP_RC_WRITE_ONLY, .psn_ahead = 1, .offset = 64,
 				 .dmalen = 64, .len = 64, .byte = 0x22 };
 
-	if (probe_setup_default(c, ALL_ACCESS, 0) < 0 || ask(c, &a) < 0 || ask(c, &b) < 0 ||
-	    probe_fetch_state(c) < 0)
+	if (two_requests(c, 0, &a, &b) < 0)
 		return -1;
 	probe_expect_msn(r, c->psn);
 	return 0;
@@ -415,6 +582,14 @@ static const struct probe_test tests[] = {
 	  "ACKed again; no receive consumed", duplicate_send, NULL },
 	{ "write_middle_without_first", "responder", "IBTA 9.9.3.1.3, Table 63",
 	  "NAK invalid request; memory untouched", single_request, &write_middle_without_first },
+	{ "duplicate_write", "responder", "IBTA C9-105",
+	  "ACKed again; not executed again", duplicate_write, NULL },
+	{ "duplicate_read", "responder", "IBTA ch. 9, duplicate RDMA READ",
+	  "executed again: a second READ response", duplicate_read, NULL },
+	{ "payload_beyond_mtu", "responder", "IBTA ch. 9, responder length check",
+	  "NAK invalid request; memory untouched", single_request, &payload_beyond_mtu },
+	{ "psn_wrap", "responder", "IBTA ch. 9, PSN modulo 2^24",
+	  "requests at PSN 0xfffffe, 0xffffff, 0 all ACKed", psn_wrap, NULL },
 	{ "bad_icrc", "responder", "IBTA ch. 9, ICRC; Annex A17",
 	  "dropped silently; the QP goes on", bad_icrc, NULL },
 	{ "ack_timeout", "requester", "IBTA ch. 9, local ACK timeout",
@@ -427,6 +602,10 @@ static const struct probe_test tests[] = {
 	  "go-back-N from the PSN the NAK names", seq_nak_resend, NULL },
 	{ "rnr_wait", "requester", "IBTA ch. 9, RNR NAK timer",
 	  "resend no sooner than the RNR NAK's timer", rnr_wait, NULL },
+	{ "lost_read_response", "requester", "IBTA ch. 9, READ response out of sequence",
+	  "READ asked again from the lost response on; completes", lost_read_response, NULL },
+	{ "implied_nak", "requester", "IBTA ch. 9, implied NAK",
+	  "an ACK past an unanswered READ: READ resent at once", implied_nak, NULL },
 	{ "ect_data", "packets", "IBTA Annex A17 (RoCEv2 ECN)",
 	  "ECT on every data packet", ect_data, NULL },
 	{ "dscp_tclass", "packets", "IBTA Annex A17 (traffic class to DSCP)",

@@ -235,14 +235,23 @@ static void test_seq_nak(struct unit *u)
 	CHECK_HAS(u, r.observed, "for 1 requests ahead");
 }
 
-static void test_dup(struct unit *u)
+/* A request and its duplicate, op at PSN, the duplicate ACKed or not. */
+static struct probe_result dup_pair(uint8_t op, bool second_acked)
 {
 	struct probe_result r = fresh();
 
-	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
-	rx(&r, ACK, PSN, 80);
-	tx(&r, OP_RC_SEND_ONLY, PSN, 300);
-	rx(&r, ACK, PSN, 380);
+	tx(&r, op, PSN, 0);
+	rx(&r, ACK, PSN, 100);
+	tx(&r, op, PSN, 200);
+	if (second_acked)
+		rx(&r, ACK, PSN, 300);
+	return r;
+}
+
+static void test_dup(struct unit *u)
+{
+	struct probe_result r = dup_pair(OP_RC_SEND_ONLY, true);
+
 	recv_wc(&r, XPORT_WC_SUCCESS);
 	probe_expect_dup_ack(&r, PSN, 2);
 	CHECK_EQ(u, r.verdict, PROBE_PASS);
@@ -256,14 +265,94 @@ static void test_dup(struct unit *u)
 	CHECK_HAS(u, r.observed, "completed 2 of its 2 receives");
 
 	/* The duplicate not acknowledged. */
-	r = fresh();
-	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
-	rx(&r, ACK, PSN, 80);
-	tx(&r, OP_RC_SEND_ONLY, PSN, 300);
+	r = dup_pair(OP_RC_SEND_ONLY, false);
 	recv_wc(&r, XPORT_WC_SUCCESS);
 	probe_expect_dup_ack(&r, PSN, 2);
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "1 ACK for the request and its duplicate");
+}
+
+/* A received READ response (it carries an AETH) of len bytes. */
+static void rx_read(struct probe_result *r, uint32_t psn, uint32_t len, uint64_t t_us)
+{
+	rx(r, ACK, psn, t_us);
+	r->trace.ev[r->trace.n - 1].opcode = OP_RC_READ_RESPONSE_ONLY;
+	r->trace.ev[r->trace.n - 1].payload_len = len;
+}
+
+static void test_dup_write_read(struct unit *u)
+{
+	struct probe_result r = dup_pair(OP_RC_WRITE_ONLY, true);
+
+	r.trace.remote.changed_bytes = 64;
+	probe_expect_dup_write(&r, PSN, 64);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, r.n_evidence, 4);
+
+	/* The duplicate's bytes landed too: executed twice. */
+	r.trace.remote.changed_bytes = 128;
+	probe_expect_dup_write(&r, PSN, 64);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "the duplicate was executed");
+
+	/* The duplicate unanswered. */
+	r = dup_pair(OP_RC_WRITE_ONLY, false);
+	r.trace.remote.changed_bytes = 64;
+	probe_expect_dup_write(&r, PSN, 64);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 ACK for the WRITE and its duplicate");
+
+	/* READ, duplicate READ: two responses with the data. */
+	r = fresh();
+	tx(&r, OP_RC_READ_REQUEST, PSN, 0);
+	rx_read(&r, PSN, 64, 100);
+	tx(&r, OP_RC_READ_REQUEST, PSN, 200);
+	rx_read(&r, PSN, 64, 300);
+	probe_expect_dup_read(&r, PSN, 64);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+
+	/* The duplicate drew an ACK, not the data again. */
+	r.trace.ev[3].opcode = OP_RC_ACK;
+	r.trace.ev[3].payload_len = 0;
+	probe_expect_dup_read(&r, PSN, 64);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "another kind of answer");
+
+	/* A response with the wrong length is no answer with the data. */
+	r.trace.n = 3;
+	r.trace.ev[1].payload_len = 32;
+	probe_expect_dup_read(&r, PSN, 64);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "no READ response of 64 bytes");
+}
+
+static void test_wrap(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (uint32_t k = 0; k < 3; k++) {
+		tx(&r, OP_RC_WRITE_ONLY, (0xFFFFFE + k) & 0xFFFFFF, 100 * k);
+		rx(&r, ACK, (0xFFFFFE + k) & 0xFFFFFF, 100 * k + 50);
+	}
+	r.trace.remote.changed_bytes = 192;
+	probe_expect_acks(&r, 0xFFFFFE, 3, 192);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "0xfffffe to 0x000000");
+
+	/* PSN 0 drew a NAK PSN sequence error: the wrap was not followed. */
+	r.trace.ev[5].syndrome = nak(WIRE_NAK_PSN_SEQ_ERR);
+	r.trace.ev[5].psn = 0xFFFFFF;
+	probe_expect_acks(&r, 0xFFFFFE, 3, 192);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "no answer to the request at PSN 0x000000");
+
+	/* ACKed, but the bytes of one are missing. */
+	r.trace.ev[5].syndrome = ACK;
+	r.trace.ev[5].psn = 0;
+	r.trace.remote.changed_bytes = 128;
+	probe_expect_acks(&r, 0xFFFFFE, 3, 192);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "128 bytes");
 }
 
 static void test_silent(struct unit *u)
@@ -471,6 +560,105 @@ static void pkt_in(struct probe_result *r, uint32_t qpn, uint16_t sport, uint8_t
 				   .dqpn = qpn, .sport = sport, .tos = tos };
 }
 
+/* The remote's READ request: PSN, VA and length. */
+static void read_in(struct probe_result *r, uint32_t psn, uint64_t va, uint32_t len, uint64_t t_us)
+{
+	req_in(r, psn, t_us);
+	r->trace.ev[r->trace.n - 1].opcode = OP_RC_READ_REQUEST;
+	r->trace.ev[r->trace.n - 1].va = va;
+	r->trace.ev[r->trace.n - 1].dmalen = len;
+}
+
+static void read_wc(struct probe_result *r, enum xport_wc_status st, uint64_t bytes)
+{
+	r->trace.remote.wc[r->trace.remote.n_wc++] =
+		(struct xport_wc){ .opcode = XPORT_WC_RDMA_READ, .status = st };
+	r->trace.remote.changed_bytes = bytes;
+}
+
+static void test_read_resume(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	/* First, (Middle lost), Middle, Last; then the READ from the lost one. */
+	read_in(&r, PSN, 0x10000, 4096, 0);
+	answer_out(&r, ACK, PSN, 100);
+	tx(&r, OP_RC_READ_RESPONSE_MIDDLE, PSN + 2, 101);
+	answer_out(&r, ACK, PSN + 3, 102);
+	read_in(&r, PSN + 1, 0x10400, 3072, 400);
+	answer_out(&r, ACK, PSN + 1, 500);
+	read_wc(&r, XPORT_WC_SUCCESS, 4096);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "1024 bytes on");
+	CHECK_EQ(u, r.n_evidence, 5);
+
+	/* Asked again, but it never completed. */
+	r.trace.remote.n_wc = 0;
+	r.n_evidence = 0;
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "did not complete");
+
+	/* The whole READ again: informational. */
+	r.trace.ev[4].psn = PSN;
+	r.trace.ev[4].va = 0x10000;
+	r.trace.ev[4].dmalen = 4096;
+	read_wc(&r, XPORT_WC_SUCCESS, 4096);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+
+	/* From the right PSN, but the VA not moved on. */
+	r.trace.ev[4].psn = PSN + 1;
+	r.trace.ev[4].dmalen = 3072;
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "required: PSN 0x001001, 3072 bytes at +1024");
+
+	/* Never asked again, and completed anyway: data missing. */
+	r = fresh();
+	read_in(&r, PSN, 0x10000, 4096, 0);
+	answer_out(&r, ACK, PSN, 100);
+	answer_out(&r, ACK, PSN + 3, 102);
+	read_wc(&r, XPORT_WC_SUCCESS, 4096);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "completed successfully with the response");
+}
+
+static void test_implied_nak(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	read_in(&r, PSN, 0x10000, 64, 0);
+	req_in(&r, PSN + 1, 10);		/* the WRITE */
+	answer_out(&r, ACK, PSN + 1, 1000);
+	read_in(&r, PSN, 0x10000, 64, 1100);
+	answer_out(&r, ACK, PSN, 1200);
+	read_wc(&r, XPORT_WC_SUCCESS, 64);
+	probe_expect_implied_nak(&r, PSN, 18, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "0.100 ms after the ACK");
+
+	/* Resent only when the ACK timer (1073.7 ms at 18) ran out. */
+	r.trace.ev[3].t_ns = (1000 + 1074000) * 1000ull;
+	probe_expect_implied_nak(&r, PSN, 18, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "by its ACK timer");
+
+	/* Not resent, and completed without its data. */
+	r.trace.n = 3;
+	probe_expect_implied_nak(&r, PSN, 18, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "completed successfully, unanswered");
+
+	/* Not resent at all. */
+	r.trace.remote.n_wc = 0;
+	probe_expect_implied_nak(&r, PSN, 18, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "not sent again");
+}
+
 static void test_packets(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -670,11 +858,15 @@ int main(void)
 	RUN(&u, test_rnr);
 	RUN(&u, test_seq_nak);
 	RUN(&u, test_dup);
+	RUN(&u, test_dup_write_read);
+	RUN(&u, test_wrap);
 	RUN(&u, test_silent);
 	RUN(&u, test_ack_timer);
 	RUN(&u, test_retries);
 	RUN(&u, test_resend_from);
 	RUN(&u, test_rnr_wait);
+	RUN(&u, test_read_resume);
+	RUN(&u, test_implied_nak);
 	RUN(&u, test_packets);
 	RUN(&u, test_msn);
 	RUN(&u, test_messages);
