@@ -175,6 +175,7 @@ static int two_requests(struct probe_ctx *c, unsigned recvs, const struct shape 
 {
 	if (probe_setup_default(c, ALL_ACCESS, recvs) < 0 || ask(c, a) < 0 || ask(c, b) < 0)
 		return -1;
+	probe_check_alive(c, c->psn, ANSWER_MS);
 	return probe_fetch_state(c);
 }
 

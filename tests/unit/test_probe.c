@@ -264,6 +264,22 @@ static void test_dup(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "completed 2 of its 2 receives");
 
+	/* Nothing answered, the zero-length WRITE after them neither: the
+	 * remote stopped answering (no verdict); it answered that: deviation. */
+	r = fresh();
+	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
+	tx(&r, OP_RC_SEND_ONLY, PSN, 2000);
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 4000);
+	r.trace.liveness_frame = 3;
+	probe_expect_dup_ack(&r, PSN, 2);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "stopped answering");
+	r.trace.alive = true;
+	rx(&r, ACK, PSN, 4100);
+	probe_expect_dup_ack(&r, PSN, 2);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "no answer to a SEND and its duplicate");
+
 	/* The duplicate not acknowledged. */
 	r = dup_pair(OP_RC_SEND_ONLY, false);
 	recv_wc(&r, XPORT_WC_SUCCESS);
