@@ -220,8 +220,11 @@ void probe_expect_rnr_wait(struct probe_result *r, uint32_t psn, uint32_t res_us
 /* The remote's READ of `len` bytes (from PSN psn) answered with the
  * response at `lost` left out: it must ask again for what is missing, from
  * `lost` on with the VA and length moved on by `mtu` a response (a READ
- * of the whole again is informational), and complete once answered. */
-void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t lost, uint32_t mtu);
+ * of the whole again is informational), and complete once answered.
+ * Whether it asks at once or when its ACK timer (`timeout`) runs out is
+ * reported, not judged. */
+void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t lost, uint32_t mtu,
+			      uint8_t timeout);
 /* The remote's READ at psn and a WRITE after it; this side ACKs the WRITE
  * and never answers the READ: an ACK past an outstanding READ is an
  * implied NAK, so the READ must be sent again at once, not when its ACK

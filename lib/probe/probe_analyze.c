@@ -629,10 +629,12 @@ static void read_completed(struct probe_result *r, enum probe_verdict v, const c
 		verdict(r, v, "%s; the READ completed with all %u bytes", seen, len);
 }
 
-void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t lost, uint32_t mtu)
+void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t lost, uint32_t mtu,
+			      uint8_t timeout)
 {
 	const struct probe_trace *t = &r->trace;
-	const struct probe_event *orig = read_request(t, 0), *retry;
+	const struct probe_event *orig = read_request(t, 0), *retry, *beyond = NULL;
+	double nominal_us = 4.096 * (double)(1ull << timeout);
 	const struct xport_wc *wc = read_completion(t);
 	uint32_t skip = (uint32_t)wire_psn_diff(lost, psn) * mtu;
 	char seen[160];
@@ -645,8 +647,11 @@ void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t los
 	retry = read_request(t, orig->frame);
 	/* The responses this side sent, the gap among them. */
 	for (unsigned i = orig->frame; i < (retry ? retry->frame - 1 : t->n); i++)
-		if (!t->ev[i].rx)
+		if (!t->ev[i].rx) {
 			cite(r, &t->ev[i]);
+			if (!beyond && wire_psn_diff(t->ev[i].psn, lost) > 0)
+				beyond = &t->ev[i];
+		}
 	if (!retry) {
 		if (wc && wc->status == XPORT_WC_SUCCESS)
 			verdict(r, PROBE_DEVIATION, "the READ completed successfully with the response "
@@ -658,8 +663,14 @@ void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t los
 	}
 	cite(r, retry);
 	if (retry->psn == lost && retry->va == orig->va + skip && retry->dmalen == orig->dmalen - skip) {
+		/* How soon is left open: at once on the out-of-sequence
+		 * response, or when the ACK timer runs out. */
+		double gap_us = beyond ? (double)(retry->t_ns - beyond->t_ns) / 1e3 : 0;
+
 		snprintf(seen, sizeof(seen), "READ asked again from PSN 0x%06x, %u bytes on, %.3f ms "
-			 "after the first", lost, skip, (double)(retry->t_ns - orig->t_ns) / 1e6);
+			 "after the out-of-sequence response (%s; ACK timer %.1f ms)", lost, skip,
+			 gap_us / 1e3, gap_us < nominal_us / 2 ? "at once" : "by the timer",
+			 nominal_us / 1e3);
 		read_completed(r, PROBE_PASS, seen, orig->dmalen);
 	} else if (retry->psn == psn && retry->va == orig->va && retry->dmalen == orig->dmalen) {
 		snprintf(seen, sizeof(seen), "the whole READ asked again from PSN 0x%06x, not from "

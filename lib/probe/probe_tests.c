@@ -420,7 +420,7 @@ judge:
 	probe_collect(c, -1, SETTLE_MS, 0);
 	if (probe_fetch_state(c) < 0)
 		return -1;
-	probe_expect_read_resume(r, p, wire_psn_add(p, 1), 1024);
+	probe_expect_read_resume(r, p, wire_psn_add(p, 1), 1024, 14);
 	return 0;
 }
 

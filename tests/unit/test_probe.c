@@ -604,15 +604,22 @@ static void test_read_resume(struct unit *u)
 	read_in(&r, PSN + 1, 0x10400, 3072, 400);
 	answer_out(&r, ACK, PSN + 1, 500);
 	read_wc(&r, XPORT_WC_SUCCESS, 4096);
-	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
 	CHECK_EQ(u, r.verdict, PROBE_PASS);
-	CHECK_HAS(u, r.observed, "1024 bytes on");
+	CHECK_HAS(u, r.observed, "1024 bytes on, 0.299 ms after the out-of-sequence response (at once");
 	CHECK_EQ(u, r.n_evidence, 5);
+
+	/* By the ACK timer (67.1 ms at 14): still a pass, said so. */
+	r.trace.ev[4].t_ns = 70000 * 1000ull;
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "by the timer");
+	r.trace.ev[4].t_ns = 400 * 1000ull;
 
 	/* Asked again, but it never completed. */
 	r.trace.remote.n_wc = 0;
 	r.n_evidence = 0;
-	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "did not complete");
 
@@ -621,13 +628,13 @@ static void test_read_resume(struct unit *u)
 	r.trace.ev[4].va = 0x10000;
 	r.trace.ev[4].dmalen = 4096;
 	read_wc(&r, XPORT_WC_SUCCESS, 4096);
-	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
 	CHECK_EQ(u, r.verdict, PROBE_INFO);
 
 	/* From the right PSN, but the VA not moved on. */
 	r.trace.ev[4].psn = PSN + 1;
 	r.trace.ev[4].dmalen = 3072;
-	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "required: PSN 0x001001, 3072 bytes at +1024");
 
@@ -637,7 +644,7 @@ static void test_read_resume(struct unit *u)
 	answer_out(&r, ACK, PSN, 100);
 	answer_out(&r, ACK, PSN + 3, 102);
 	read_wc(&r, XPORT_WC_SUCCESS, 4096);
-	probe_expect_read_resume(&r, PSN, PSN + 1, 1024);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "completed successfully with the response");
 }
