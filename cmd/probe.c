@@ -312,9 +312,10 @@ static int run_probe(struct probe_cli *p, const char *host, const struct global_
 		print_close(pr);
 		if (!g->json)
 			printf("\n%u pass, %u informational, %u deviation (%u not accepted), %u not "
-			       "implemented, %u fail\n", rep.count[PROBE_PASS], rep.count[PROBE_INFO],
-			       rep.count[PROBE_DEVIATION], deviations, rep.count[PROBE_NOT_IMPL],
-			       rep.count[PROBE_FAIL]);
+			       "implemented, %u fail, %u skipped\n", rep.count[PROBE_PASS],
+			       rep.count[PROBE_INFO], rep.count[PROBE_DEVIATION], deviations,
+			       rep.count[PROBE_NOT_IMPL], rep.count[PROBE_FAIL],
+			       rep.count[PROBE_SKIPPED]);
 	}
 	report_finish(&r);
 	probe_report_free(&rep);

@@ -468,7 +468,7 @@ static void probe_seeds(struct stream *s)
 	struct probe_remote_state st = { .changed_bytes = 64, .n_wc = 1 };
 	struct { const char *name; json_t *m; } msgs[] = {
 		{ "probe-hello", probe_msg_hello() },
-		{ "probe-serve", probe_msg_serve("verbs", "rxe0/1", 10) },
+		{ "probe-serve", probe_msg_serve("verbs", "rxe0/1", 10, true) },
 		{ "probe-setup", probe_msg_setup(&setup) },
 		{ "probe-post", probe_msg_post(&post) },
 		{ "probe-state-req", probe_msg_state_req() },

@@ -50,6 +50,8 @@ struct probe_event {
 	uint32_t payload_len;
 	uint64_t va;		/* RETH, for the opcodes that carry one */
 	uint32_t dmalen;
+	uint64_t orig;		/* rx: an atomic ACK's original value */
+	uint64_t data;		/* rx: the payload's first 8 bytes, big-endian */
 	uint8_t tos;		/* rx: the IP header's ToS (DSCP and ECN) */
 	uint16_t sport;		/* rx: the UDP source port */
 	bool icrc_corrupt;	/* tx: sent with a wrong ICRC on purpose */
@@ -103,7 +105,10 @@ struct probe_test {
 	const char *expected;		/* what the specification expects, in a line */
 	int (*run)(struct probe_ctx *c, struct probe_result *r);
 	const void *script;		/* what a shared run function is to do */
+	unsigned needs;			/* PROBE_NEEDS_*: what the remote must have, else skipped */
 };
+
+enum { PROBE_NEEDS_ATOMICS = 1u << 0 };
 
 /* The tests, in the order they run. */
 const struct probe_test *probe_tests(size_t *n);
@@ -123,6 +128,7 @@ struct probe_peer_info {
 	char engine[16];
 	char device[64];		/* verbs: "rxe0/1"; soft: "ADDR:PORT" */
 	int timeout_s;			/* how long it lets the control channel be silent (0: unsaid) */
+	bool atomics;			/* its device executes RC atomics */
 };
 
 struct probe_report {
@@ -191,6 +197,10 @@ void probe_expect_dup_write(struct probe_result *r, uint32_t psn, uint64_t first
 /* A READ of `len` bytes at `psn` and its duplicate: each answered with
  * the data (a duplicate READ is executed again). */
 void probe_expect_dup_read(struct probe_result *r, uint32_t psn, uint32_t len);
+/* An atomic at `psn` on 8 bytes that held `fill`, adding `add`, its
+ * duplicate, and a READ of those bytes at psn + 1: both atomic ACKs carry
+ * `fill` (the duplicate replays it) and the bytes read hold fill + add. */
+void probe_expect_dup_atomic(struct probe_result *r, uint32_t psn, uint64_t fill, uint64_t add);
 /* `n` requests from `psn` on (modulo 2^24), each acknowledged, with
  * `changed` bytes of the region written in all. */
 void probe_expect_acks(struct probe_result *r, uint32_t psn, unsigned n, uint64_t changed);

@@ -364,6 +364,61 @@ void probe_expect_dup_read(struct probe_result *r, uint32_t psn, uint32_t len)
 			"duplicate was executed again", len);
 }
 
+void probe_expect_dup_atomic(struct probe_result *r, uint32_t psn, uint64_t fill, uint64_t add)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *ack[2] = { NULL, NULL }, *rd = NULL;
+	unsigned acks = 0;
+
+	if (silent(r, "an atomic and its duplicate", "an atomic ACK to each"))
+		return;
+	for (unsigned i = 0; i < exchange_end(t); i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (e->rx && e->opcode == OP_RC_ATOMIC_ACK && e->psn == psn) {
+			if (acks < 2)
+				ack[acks] = e;
+			acks++;
+			cite(r, e);
+		} else if (e->rx && e->opcode == OP_RC_READ_RESPONSE_ONLY &&
+			   e->psn == wire_psn_add(psn, 1)) {
+			rd = e;
+		} else if (!e->rx && e->psn == psn) {
+			cite(r, e);
+		}
+	}
+	if (acks < 2) {
+		verdict(r, PROBE_DEVIATION, "%u atomic ACK%s for the atomic and its duplicate at PSN "
+			"0x%06x; required: both answered", acks, acks == 1 ? "" : "s", psn);
+		return;
+	}
+	if (ack[0]->orig != fill) {
+		verdict(r, PROBE_DEVIATION, "the atomic ACK carries 0x%016" PRIx64 ", but the 8 bytes "
+			"held 0x%016" PRIx64, ack[0]->orig, fill);
+		return;
+	}
+	if (ack[1]->orig != ack[0]->orig) {
+		verdict(r, PROBE_DEVIATION, "the duplicate was executed again: its ACK carries 0x%016"
+			PRIx64 ", not the original 0x%016" PRIx64 " replayed", ack[1]->orig,
+			ack[0]->orig);
+		return;
+	}
+	if (!rd) {
+		verdict(r, PROBE_PASS, "the duplicate's ACK replays the original value 0x%016" PRIx64
+			" (the value after was not read back)", fill);
+		return;
+	}
+	cite(r, rd);
+	/* The bytes read are the remote's memory, in its own byte order. */
+	if (rd->data != fill + add && __builtin_bswap64(rd->data) != fill + add)
+		verdict(r, PROBE_DEVIATION, "the duplicate's ACK replays the original value, but the "
+			"8 bytes then read 0x%016" PRIx64 " (bytes in memory order), not 0x%016" PRIx64
+			" added once", rd->data, fill + add);
+	else
+		verdict(r, PROBE_PASS, "the duplicate's ACK replays the original value 0x%016" PRIx64
+			"; the bytes read back show one add", fill);
+}
+
 void probe_expect_acks(struct probe_result *r, uint32_t psn, unsigned n, uint64_t changed)
 {
 	const struct probe_trace *t = &r->trace;

@@ -65,6 +65,7 @@ struct probe_req {
 	uint64_t va;			/* RETH, for the opcodes that carry one */
 	uint32_t rkey;
 	uint32_t dmalen;
+	uint64_t swap_add, compare;	/* AtomicETH, for the atomics */
 	uint32_t len;			/* payload bytes */
 	uint8_t byte;			/* the payload's every byte */
 	bool corrupt_icrc;

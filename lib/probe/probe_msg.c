@@ -44,25 +44,26 @@ int probe_msg_hello_parse(json_t *j, char *err)
 	return 0;
 }
 
-json_t *probe_msg_serve(const char *engine, const char *device, int timeout_s)
+json_t *probe_msg_serve(const char *engine, const char *device, int timeout_s, bool atomics)
 {
-	return json_pack("{s:{s:s, s:s, s:i}}", "serve", "engine", engine, "device", device,
-			 "timeout_s", timeout_s);
+	return json_pack("{s:{s:s, s:s, s:i, s:b}}", "serve", "engine", engine, "device", device,
+			 "timeout_s", timeout_s, "atomics", atomics);
 }
 
 int probe_msg_serve_parse(json_t *j, struct probe_peer_info *p, char *err)
 {
 	const char *engine, *device;
-	int timeout_s = 0;
+	int timeout_s = 0, atomics = 1;
 
-	if (json_unpack(j, "{s:{s:s, s:s, s?:i!}!}", "serve", "engine", &engine, "device",
-			&device, "timeout_s", &timeout_s) < 0)
+	if (json_unpack(j, "{s:{s:s, s:s, s?:i, s?:b!}!}", "serve", "engine", &engine, "device",
+			&device, "timeout_s", &timeout_s, "atomics", &atomics) < 0)
 		return malformed(err, "greeting", "no \"serve\" object");
 	if (timeout_s < 0 || timeout_s > 86400)
 		return malformed(err, "greeting", "a timeout_s outside 0..86400");
 	snprintf(p->engine, sizeof(p->engine), "%s", engine);
 	snprintf(p->device, sizeof(p->device), "%s", device);
 	p->timeout_s = timeout_s;
+	p->atomics = atomics;
 	return 0;
 }
 

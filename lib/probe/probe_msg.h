@@ -61,8 +61,9 @@ enum probe_req_kind { PROBE_REQ_SETUP, PROBE_REQ_POST, PROBE_REQ_STATE, PROBE_RE
 
 json_t *probe_msg_hello(void);
 int probe_msg_hello_parse(json_t *j, char *err);
-/* timeout_s: how long the server lets the control channel stay silent. */
-json_t *probe_msg_serve(const char *engine, const char *device, int timeout_s);
+/* timeout_s: how long the server lets the control channel stay silent;
+ * atomics: whether its device executes RC atomics. */
+json_t *probe_msg_serve(const char *engine, const char *device, int timeout_s, bool atomics);
 int probe_msg_serve_parse(json_t *j, struct probe_peer_info *p, char *err);
 
 json_t *probe_msg_setup(const struct probe_setup *s);

@@ -146,7 +146,7 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 	p.bth.psn = q->psn & WIRE_PSN_MASK;
 	p.reth = (struct wire_reth){ q->va, q->rkey, q->dmalen };
 	p.aeth = (struct wire_aeth){ q->syndrome, q->msn };
-	p.atomiceth = (struct wire_atomiceth){ .va = q->va, .rkey = q->rkey };
+	p.atomiceth = (struct wire_atomiceth){ q->va, q->rkey, q->swap_add, q->compare };
 	len = wire_build(frame, sizeof(frame), &p, payload, q->len);
 	if (!len) {
 		fail(c->r, "%s", "the probe could not build its request");
@@ -198,6 +198,9 @@ static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t
 	e->syndrome = p.aeth.syndrome;
 	e->msn = p.aeth.msn;
 	e->payload_len = (uint32_t)p.payload_len;
+	e->orig = p.atomicacketh.orig;
+	for (size_t k = 0; k < 8 && k < p.payload_len; k++)
+		e->data = e->data << 8 | buf[p.payload_off + k];
 	if (p.ext & WIRE_X_RETH) {
 		e->va = p.reth.va;
 		e->dmalen = p.reth.dmalen;
@@ -377,6 +380,10 @@ int probe_run(const struct probe_opts *o, const struct probe_test *const *tests,
 			fail(r, "%s", "interrupted");
 		} else if (c.control_lost) {
 			fail(r, "%s", "not run: the control channel to the remote was lost");
+		} else if ((r->test->needs & PROBE_NEEDS_ATOMICS) && !c.peer.atomics) {
+			r->verdict = PROBE_SKIPPED;
+			snprintf(r->observed, sizeof(r->observed), "the remote's %s device has no "
+				 "RC atomics (atomic_cap none)", c.peer.engine);
 		} else {
 			/* A fresh QP number and a PSN of the test's own for each test, so
 			 * that nothing left over from the last one is mistaken for this one's. */

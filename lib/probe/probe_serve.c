@@ -296,7 +296,8 @@ static int open_client(struct serve *s, char *err)
 	}
 	device_name(s->dev, a.bind, device, sizeof(device));
 	return ctl_send(&s->c, OOB_PARAMS, probe_msg_serve(xport_engine_name(s->dev), device,
-								   s->o->timeout_s), err);
+								   s->o->timeout_s,
+								   xport_has_atomics(s->dev)), err);
 }
 
 int probe_serve(const struct probe_serve_opts *o, char *err)

@@ -29,6 +29,7 @@ struct shape {
 	uint8_t byte;
 	bool bad_rkey;			/* an rkey the remote did not hand out */
 	bool corrupt_icrc;
+	uint64_t swap_add, compare;	/* atomics */
 };
 
 /* The remote's own rkey with the index bits changed (rxe and RNICs keep
@@ -40,6 +41,7 @@ static struct probe_req place(const struct probe_ctx *c, const struct shape *s)
 		.ackreq = true, .va = c->mr.va + s->offset,
 		.rkey = s->bad_rkey ? c->mr.rkey ^ 0x005A5A00u : c->mr.rkey, .dmalen = s->dmalen,
 		.len = s->len, .byte = s->byte, .corrupt_icrc = s->corrupt_icrc,
+		.swap_add = s->swap_add, .compare = s->compare,
 	};
 }
 
@@ -142,6 +144,17 @@ static const struct single payload_beyond_mtu = {
 	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_INVALID_REQ, 256,
 };
 
+/* Fetch-and-add of 1: at offset 4 (an atomic's VA must be 8-byte
+ * aligned), and with an rkey the remote did not hand out. */
+static const struct single atomic_misaligned = {
+	{ .opcode = OP_RC_FETCH_ADD, .offset = 4, .swap_add = 1 },
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_INVALID_REQ, 0,
+};
+static const struct single atomic_invalid_rkey = {
+	{ .opcode = OP_RC_FETCH_ADD, .swap_add = 1, .bad_rkey = true },
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR, 0,
+};
+
 static int psn_ahead(struct probe_ctx *c, struct probe_result *r)
 {
 	const struct shape a = {
@@ -210,6 +223,26 @@ static int duplicate_read(struct probe_ctx *c, struct probe_result *r)
 	if (two_requests(c, 0, &rd, &rd) < 0)
 		return -1;
 	probe_expect_dup_read(r, c->psn, 64);
+	return 0;
+}
+
+/* A fetch-and-add of 1 to the region's first 8 bytes (all 0xA5), its
+ * duplicate, then a READ of those 8 bytes: the duplicate must replay the
+ * original value and add nothing. */
+#define FILL64 0xA5A5A5A5A5A5A5A5ull
+
+static int duplicate_atomic(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape add = { .opcode = OP_RC_FETCH_ADD, .swap_add = 1 };
+	const struct shape rd = { .opcode = OP_RC_READ_REQUEST, .psn_ahead = 1, .dmalen = 8 };
+
+	if (probe_setup_default(c, ALL_ACCESS, 0) < 0 || ask(c, &add) < 0 || ask(c, &add) < 0 ||
+	    ask(c, &rd) < 0)
+		return -1;
+	probe_check_alive(c, c->psn, ANSWER_MS);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_dup_atomic(r, c->psn, FILL64, 1);
 	return 0;
 }
 
@@ -566,55 +599,64 @@ static int aeth_msn(struct probe_ctx *c, struct probe_result *r)
 
 static const struct probe_test tests[] = {
 	{ "write_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
-	  "NAK remote access error; memory untouched", single_request, &write_invalid_rkey },
+	  "NAK remote access error; memory untouched", single_request, &write_invalid_rkey, 0 },
 	{ "write_out_of_bounds", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
-	  "NAK remote access error; memory untouched", single_request, &write_out_of_bounds },
+	  "NAK remote access error; memory untouched", single_request, &write_out_of_bounds, 0 },
 	{ "write_no_access", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
-	  "NAK remote access error; memory untouched", single_request, &write_no_access },
+	  "NAK remote access error; memory untouched", single_request, &write_no_access, 0 },
 	{ "read_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
-	  "NAK remote access error", single_request, &read_invalid_rkey },
+	  "NAK remote access error", single_request, &read_invalid_rkey, 0 },
 	{ "write_zero_length_invalid_rkey", "responder", "IBTA C9-88",
-	  "ACK: a zero-length RDMA WRITE checks no rkey", single_request, &write_zero_length_invalid_rkey },
+	  "ACK: a zero-length RDMA WRITE checks no rkey", single_request, &write_zero_length_invalid_rkey, 0 },
 	{ "send_no_receive", "responder", "IBTA ch. 9, RNR NAK",
-	  "RNR NAK; no receive completed", single_request, &send_no_receive },
+	  "RNR NAK; no receive completed", single_request, &send_no_receive, 0 },
 	{ "psn_ahead", "responder", "IBTA ch. 9, NAK PSN sequence error",
-	  "one NAK PSN sequence error per episode", psn_ahead, NULL },
+	  "one NAK PSN sequence error per episode", psn_ahead, NULL, 0 },
 	{ "duplicate_send", "responder", "IBTA C9-105",
-	  "ACKed again; no receive consumed", duplicate_send, NULL },
+	  "ACKed again; no receive consumed", duplicate_send, NULL, 0 },
 	{ "write_middle_without_first", "responder", "IBTA 9.9.3.1.3, Table 63",
-	  "NAK invalid request; memory untouched", single_request, &write_middle_without_first },
+	  "NAK invalid request; memory untouched", single_request, &write_middle_without_first, 0 },
 	{ "duplicate_write", "responder", "IBTA C9-105",
-	  "ACKed again; not executed again", duplicate_write, NULL },
+	  "ACKed again; not executed again", duplicate_write, NULL, 0 },
 	{ "duplicate_read", "responder", "IBTA ch. 9, duplicate RDMA READ",
-	  "executed again: a second READ response", duplicate_read, NULL },
+	  "executed again: a second READ response", duplicate_read, NULL, 0 },
+	{ "atomic_misaligned", "responder", "IBTA ch. 9, atomic operations (8-byte aligned VA)",
+	  "NAK invalid request; memory untouched", single_request, &atomic_misaligned,
+	  PROBE_NEEDS_ATOMICS },
+	{ "atomic_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
+	  "NAK remote access error; memory untouched", single_request, &atomic_invalid_rkey,
+	  PROBE_NEEDS_ATOMICS },
+	{ "duplicate_atomic", "responder", "IBTA ch. 9, duplicate atomic",
+	  "the original value replayed; executed once", duplicate_atomic, NULL,
+	  PROBE_NEEDS_ATOMICS },
 	{ "payload_beyond_mtu", "responder", "IBTA ch. 9, responder length check",
-	  "NAK invalid request; memory untouched", single_request, &payload_beyond_mtu },
+	  "NAK invalid request; memory untouched", single_request, &payload_beyond_mtu, 0 },
 	{ "psn_wrap", "responder", "IBTA ch. 9, PSN modulo 2^24",
-	  "requests at PSN 0xfffffe, 0xffffff, 0 all ACKed", psn_wrap, NULL },
+	  "requests at PSN 0xfffffe, 0xffffff, 0 all ACKed", psn_wrap, NULL, 0 },
 	{ "bad_icrc", "responder", "IBTA ch. 9, ICRC; Annex A17",
-	  "dropped silently; the QP goes on", bad_icrc, NULL },
+	  "dropped silently; the QP goes on", bad_icrc, NULL, 0 },
 	{ "ack_timeout", "requester", "IBTA ch. 9, local ACK timeout",
-	  "first retransmission within 1-4 x 4.096 us x 2^timeout", ack_timeout, NULL },
+	  "first retransmission within 1-4 x 4.096 us x 2^timeout", ack_timeout, NULL, 0 },
 	{ "retry_count", "requester", "IBTA ch. 9, retry_cnt",
-	  "retry_cnt 3: 3 retransmissions, then retry exceeded", retry_count, NULL },
+	  "retry_cnt 3: 3 retransmissions, then retry exceeded", retry_count, NULL, 0 },
 	{ "retry_count_7", "requester", "IBTA ch. 9, retry_cnt (7 is not infinite)",
-	  "retry_cnt 7: 7 retransmissions, then retry exceeded", retry_count_7, NULL },
+	  "retry_cnt 7: 7 retransmissions, then retry exceeded", retry_count_7, NULL, 0 },
 	{ "seq_nak_resend", "requester", "IBTA ch. 9, NAK PSN sequence error",
-	  "go-back-N from the PSN the NAK names", seq_nak_resend, NULL },
+	  "go-back-N from the PSN the NAK names", seq_nak_resend, NULL, 0 },
 	{ "rnr_wait", "requester", "IBTA ch. 9, RNR NAK timer",
-	  "resend no sooner than the RNR NAK's timer", rnr_wait, NULL },
+	  "resend no sooner than the RNR NAK's timer", rnr_wait, NULL, 0 },
 	{ "lost_read_response", "requester", "IBTA ch. 9, READ response out of sequence",
-	  "READ asked again from the lost response on; completes", lost_read_response, NULL },
+	  "READ asked again from the lost response on; completes", lost_read_response, NULL, 0 },
 	{ "implied_nak", "requester", "IBTA ch. 9, implied NAK",
-	  "an ACK past an unanswered READ: READ resent at once", implied_nak, NULL },
+	  "an ACK past an unanswered READ: READ resent at once", implied_nak, NULL, 0 },
 	{ "ect_data", "packets", "IBTA Annex A17 (RoCEv2 ECN)",
-	  "ECT on every data packet", ect_data, NULL },
+	  "ECT on every data packet", ect_data, NULL, 0 },
 	{ "dscp_tclass", "packets", "IBTA Annex A17 (traffic class to DSCP)",
-	  "the QP's traffic class as DSCP", dscp_tclass, NULL },
+	  "the QP's traffic class as DSCP", dscp_tclass, NULL, 0 },
 	{ "udp_source_port", "packets", "IBTA Annex A17 (UDP source port)",
-	  "one UDP source port per QP, for ECMP", udp_source_port, NULL },
+	  "one UDP source port per QP, for ECMP", udp_source_port, NULL, 0 },
 	{ "aeth_msn", "packets", "IBTA ch. 9, AETH MSN",
-	  "MSN 1, 2 in the ACKs of the first two messages", aeth_msn, NULL },
+	  "MSN 1, 2 in the ACKs of the first two messages", aeth_msn, NULL, 0 },
 };
 
 const struct probe_test *probe_tests(size_t *n)

@@ -40,6 +40,9 @@ struct xport_engine_ops {
 	/* Optional: the host RDMA port the device runs on (verbs). */
 	bool (*host_port)(void *dev, char *name, size_t cap, int *port);
 	void (*qp_counters)(void *qp, struct xport_counters *c);
+	/* Optional: false when the device has no RC atomics (verbs:
+	 * atomic_cap IBV_ATOMIC_NONE); absent means it has them. */
+	bool (*has_atomics)(void *dev);
 };
 
 extern const struct xport_engine_ops soft_engine_ops;

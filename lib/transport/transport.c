@@ -298,6 +298,11 @@ bool xport_host_port(const struct xport_dev *d, char *name, size_t cap, int *por
 	return d->ops->host_port && d->ops->host_port(d->impl, name, cap, port);
 }
 
+bool xport_has_atomics(const struct xport_dev *d)
+{
+	return !d->ops->has_atomics || d->ops->has_atomics(d->impl);
+}
+
 void xport_dev_counters(struct xport_dev *d, struct xport_counters *c)
 {
 	d->ops->dev_counters(d->impl, c);

@@ -233,6 +233,9 @@ const char *xport_engine_name(const struct xport_dev *d);
  * kernel keeps (rdmakit top's ports): true with name and *port set; false
  * for the soft engine, which keeps its own (xport_dev_counters). */
 bool xport_host_port(const struct xport_dev *d, char *name, size_t cap, int *port);
+/* The device executes RC atomics (compare-and-swap, fetch-and-add) as a
+ * responder and requester: the soft engine does; an RNIC may not. */
+bool xport_has_atomics(const struct xport_dev *d);
 /* The device progresses without the caller polling (verbs); the soft
  * engine only moves when polled. */
 bool xport_self_driven(const struct xport_dev *d);

@@ -564,6 +564,13 @@ static bool verbs_host_port(void *x, char *name, size_t cap, int *port)
 	return true;
 }
 
+static bool verbs_has_atomics(void *x)
+{
+	const struct verbs_dev *d = x;
+
+	return d->dev_attr.atomic_cap != IBV_ATOMIC_NONE;
+}
+
 const struct xport_engine_ops verbs_engine_ops = {
 	.name = "verbs",
 	.self_driven = true,
@@ -588,4 +595,5 @@ const struct xport_engine_ops verbs_engine_ops = {
 	.dev_counters = verbs_counters,
 	.qp_counters = verbs_counters,
 	.host_port = verbs_host_port,
+	.has_atomics = verbs_has_atomics,
 };

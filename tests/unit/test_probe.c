@@ -342,6 +342,54 @@ static void test_dup_write_read(struct unit *u)
 	CHECK_HAS(u, r.observed, "no READ response of 64 bytes");
 }
 
+/* The remote's atomic ACK at psn with its original value. */
+static void rx_atomic(struct probe_result *r, uint32_t psn, uint64_t orig, uint64_t t_us)
+{
+	rx(r, ACK, psn, t_us);
+	r->trace.ev[r->trace.n - 1].opcode = OP_RC_ATOMIC_ACK;
+	r->trace.ev[r->trace.n - 1].orig = orig;
+}
+
+#define FILL 0xA5A5A5A5A5A5A5A5ull
+
+static void test_dup_atomic(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_FETCH_ADD, PSN, 0);
+	rx_atomic(&r, PSN, FILL, 100);
+	tx(&r, OP_RC_FETCH_ADD, PSN, 200);
+	rx_atomic(&r, PSN, FILL, 300);
+	tx(&r, OP_RC_READ_REQUEST, PSN + 1, 400);
+	rx_read(&r, PSN + 1, 8, 500);
+	/* Each case changes the exchange above: the 8 bytes read back (in
+	 * memory order), the duplicate's ACK value and opcode. */
+	static const struct {
+		uint64_t data, orig2;
+		uint8_t op2;
+		enum probe_verdict v;
+		const char *says;
+	} cases[] = {
+		{ 0xA6A5A5A5A5A5A5A5ull, FILL, OP_RC_ATOMIC_ACK, PROBE_PASS, "one add" }, /* LE */
+		{ FILL + 1, FILL, OP_RC_ATOMIC_ACK, PROBE_PASS, "one add" },		  /* BE */
+		/* Added twice, though the ACK replayed the value. */
+		{ 0xA7A5A5A5A5A5A5A5ull, FILL, OP_RC_ATOMIC_ACK, PROBE_DEVIATION, "added once" },
+		/* Executed again: the duplicate's ACK has the value after the first. */
+		{ FILL + 1, FILL + 1, OP_RC_ATOMIC_ACK, PROBE_DEVIATION, "executed again" },
+		/* The duplicate unanswered. */
+		{ FILL + 1, FILL, OP_RC_ACK, PROBE_DEVIATION, "1 atomic ACK" },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		r.trace.ev[5].data = cases[k].data;
+		r.trace.ev[3].orig = cases[k].orig2;
+		r.trace.ev[3].opcode = cases[k].op2;
+		probe_expect_dup_atomic(&r, PSN, FILL, 1);
+		CHECK_EQ(u, r.verdict, cases[k].v);
+		CHECK_HAS(u, r.observed, cases[k].says);
+	}
+}
+
 static void test_wrap(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -805,6 +853,25 @@ static void test_messages(struct unit *u)
 	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
 	json_decref(j);
 
+	/* The server's greeting: its silence limit and whether it has atomics
+	 * (absent: an older server, taken to have them). */
+	{
+		struct probe_peer_info peer;
+
+		j = probe_msg_serve("verbs", "irdma0/1", 12, false);
+		CHECK_EQ(u, probe_msg_serve_parse(j, &peer, err), 0);
+		CHECK_EQ(u, peer.timeout_s, 12);
+		CHECK(u, !peer.atomics);
+		json_object_del(json_object_get(j, "serve"), "atomics");
+		json_object_del(json_object_get(j, "serve"), "timeout_s");
+		CHECK_EQ(u, probe_msg_serve_parse(j, &peer, err), 0);
+		CHECK(u, peer.atomics);
+		CHECK_EQ(u, peer.timeout_s, 0);
+		json_object_set_new(json_object_get(j, "serve"), "timeout_s", json_integer(-1));
+		CHECK_EQ(u, probe_msg_serve_parse(j, &peer, err), -1);
+		json_decref(j);
+	}
+
 	{
 		struct probe_post post = { PROBE_POST_READ, 4096, 2, 0x10000, 0x1234 };
 
@@ -882,6 +949,7 @@ int main(void)
 	RUN(&u, test_seq_nak);
 	RUN(&u, test_dup);
 	RUN(&u, test_dup_write_read);
+	RUN(&u, test_dup_atomic);
 	RUN(&u, test_wrap);
 	RUN(&u, test_silent);
 	RUN(&u, test_ack_timer);
