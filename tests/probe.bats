@@ -60,13 +60,17 @@ print(len(names))'
 	assert_one_line_error 2 "--accept"
 }
 
-@test "probe against probe --serve --engine soft on loopback: every test runs to pass, with its frames" {
+@test "probe against probe --serve --engine soft on loopback: every test passes (the IPv4 ID is informational), with its frames" {
 	serve --engine soft
 	run -0 timeout 60 "$RDMAKIT" -j probe -p "$PORT" "$ADDR"
 	run json_eval '
 r = d["results"]
 assert d["params"]["remote_engine"] == "soft", d["params"]
-assert len(r) >= 10 and all(x["verdict"] == "pass" for x in r), [(x["test"], x["verdict"], x["observed"]) for x in r]
+# GSO segments from the soft engine may carry IPv4 IDs 0, 1, ...: any ID is
+# allowed under DF, so that one may be informational; everything else passes.
+info = {"ipv4_header"}
+ok = lambda x: x["verdict"] == "pass" or (x["test"] in info and x["verdict"] == "informational")
+assert len(r) >= 10 and all(ok(x) for x in r), [(x["test"], x["verdict"], x["observed"]) for x in r]
 for x in r:
     ev = x["evidence"]
     assert ev and all(e["frame"] >= 1 for e in ev), x
@@ -76,7 +80,7 @@ for x in r:
     assert x["group"] != "responder" or any(e["direction"] == "sent" for e in ev), x
 assert set(x["group"] for x in r) == {"responder", "requester", "packets"}, r
 s = d["summary"]
-assert s["pass"] == len(r) and s["deviation"] == 0 and s["fail"] == 0, s
+assert s["pass"] >= len(r) - len(info) and s["deviation"] == 0 and s["fail"] == 0, s
 byname = dict((x["test"], x) for x in r)
 nak = byname["write_invalid_rkey"]["evidence"][1]
 assert nak["aeth"] == "NAK remote access error" and nak["direction"] == "received", nak

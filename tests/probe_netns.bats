@@ -20,7 +20,7 @@ teardown() {
 	netns_pair_down
 }
 
-@test "probe across namespaces: every test passes against the soft engine, the probe on UDP 4791" {
+@test "probe across namespaces: every test passes against the soft engine (the IPv4 ID is informational), the probe on UDP 4791" {
 	bg_ns "$BATS_TEST_TMPDIR/serve.out" "$BATS_TEST_TMPDIR/serve.err" "$NS_R" \
 		timeout 60 "$RDMAKIT" probe --serve --engine soft
 	local srv=$BG
@@ -30,7 +30,11 @@ teardown() {
 r = d["results"]
 assert d["params"]["local"] == sys.argv[2] + ":4791", d["params"]
 assert d["params"]["remote_device"] == sys.argv[3], d["params"]
-assert len(r) >= 10 and all(x["verdict"] == "pass" for x in r), [(x["test"], x["verdict"], x["observed"]) for x in r]
+# GSO segments from the soft engine may carry IPv4 IDs 0, 1, ...: any ID is
+# allowed under DF, so that one may be informational; everything else passes.
+info = {"ipv4_header"}
+ok = lambda x: x["verdict"] == "pass" or (x["test"] in info and x["verdict"] == "informational")
+assert len(r) >= 10 and all(ok(x) for x in r), [(x["test"], x["verdict"], x["observed"]) for x in r]
 print(len(r))' "$IP_S" "$IP_R"
 	assert_success
 	wait_pid "$srv" 10

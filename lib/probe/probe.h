@@ -52,6 +52,10 @@ struct probe_event {
 	uint32_t dmalen;
 	uint64_t orig;		/* rx: an atomic ACK's original value */
 	uint64_t data;		/* rx: the payload's first 8 bytes, big-endian */
+	/* rx: the IPv4 header a UDP socket hides, solved from the ICRC: the ID
+	 * and DF bit that make it hold (icrc_ok false: none does). */
+	bool icrc_ok, df;
+	uint16_t ip_id;
 	uint8_t tos;		/* rx: the IP header's ToS (DSCP and ECN) */
 	uint16_t sport;		/* rx: the UDP source port */
 	bool icrc_corrupt;	/* tx: sent with a wrong ICRC on purpose */
@@ -253,6 +257,10 @@ void probe_expect_dscp(struct probe_result *r, uint8_t dscp);
  * source port per QP: different ports pass (ECMP entropy), one port for
  * both is informational. */
 void probe_expect_sports(struct probe_result *r, uint32_t qpn_a, uint32_t qpn_b);
+/* Every packet it sent has DF set and a valid ICRC (solved over the IPv4
+ * ID, which the ICRC covers); IDs of 0 pass, others are informational
+ * (RFC 6864 allows any ID under DF). */
+void probe_expect_ipv4(struct probe_result *r);
 /* ACKs of two messages in a row (at psn and psn + 1) carry MSNs counting
  * completed messages: 1 and 2. */
 void probe_expect_msn(struct probe_result *r, uint32_t psn);

@@ -816,19 +816,26 @@ void probe_expect_ect(struct probe_result *r)
 		verdict(r, PROBE_PASS, "all %u data packets ECN-capable (ECT or CE)", data);
 }
 
+/* The packets received from index *i on, one a call; *n counts them and
+ * the first is cited.  NULL after the last. */
+static const struct probe_event *next_received(struct probe_result *r, unsigned *i, unsigned *n)
+{
+	for (; *i < r->trace.n; ++*i)
+		if (r->trace.ev[*i].rx) {
+			if (!(*n)++)
+				cite(r, &r->trace.ev[*i]);
+			return &r->trace.ev[(*i)++];
+		}
+	return NULL;
+}
+
 void probe_expect_dscp(struct probe_result *r, uint8_t dscp)
 {
-	const struct probe_trace *t = &r->trace;
+	const struct probe_event *e;
 	unsigned n = 0, right = 0;
 	int other = -1;
 
-	for (unsigned i = 0; i < t->n; i++) {
-		const struct probe_event *e = &t->ev[i];
-
-		if (!e->rx)
-			continue;
-		if (!n++)
-			cite(r, e);
+	for (unsigned i = 0; (e = next_received(r, &i, &n));) {
 		if (e->tos >> 2 == dscp) {
 			right++;
 		} else if (other < 0) {
@@ -876,6 +883,42 @@ void probe_expect_sports(struct probe_result *r, uint32_t qpn_a, uint32_t qpn_b)
 	else
 		verdict(r, PROBE_PASS, "one UDP source port per QP (%d and %d): entropy for ECMP",
 			port_a, port_b);
+}
+
+void probe_expect_ipv4(struct probe_result *r)
+{
+	const struct probe_event *e, *lo = NULL, *hi = NULL;
+	unsigned n = 0, bad = 0, no_df = 0, zero = 0;
+
+	for (unsigned i = 0; (e = next_received(r, &i, &n));) {
+		if (!e->icrc_ok) {
+			bad++;
+			cite(r, e);
+			continue;
+		}
+		if (!e->df) {
+			no_df++;
+			cite(r, e);
+		}
+		zero += e->ip_id == 0;
+		lo = !lo || e->ip_id < lo->ip_id ? e : lo;
+		hi = !hi || e->ip_id > hi->ip_id ? e : hi;
+	}
+	if (!n)
+		verdict(r, PROBE_FAIL, "the remote sent nothing");
+	else if (bad)
+		verdict(r, PROBE_DEVIATION, "%u of its %u packets carry an ICRC that no IPv4 ID, DF "
+			"set or clear, makes hold: a bad ICRC", bad, n);
+	else if (no_df)
+		verdict(r, PROBE_DEVIATION, "%u of its %u packets have DF clear: a router may "
+			"fragment them, and RoCE receivers do not reassemble", no_df, n);
+	else if (zero == n)
+		verdict(r, PROBE_PASS, "all %u packets: DF set, IPv4 ID 0, ICRC valid (solved over "
+			"the ID a UDP socket hides)", n);
+	else
+		verdict(r, PROBE_INFO, "all %u packets: DF set, ICRC valid; IPv4 IDs 0x%04x to 0x%04x "
+			"(%u of them 0): any ID is allowed under DF (RFC 6864), and the ICRC covers it",
+			n, lo->ip_id, hi->ip_id, zero);
 }
 
 void probe_expect_msn(struct probe_result *r, uint32_t psn)

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 
 #include "probe.h"
+#include "icrc.h"
 #include "probe_msg.h"
 #include "wire.h"
 
@@ -45,6 +46,7 @@ struct probe_ctx {
 	uint32_t psn;			/* the next PSN this side sends */
 	uint32_t mtu;
 	bool control_lost;		/* the control channel failed: the rest cannot run */
+	struct icrc_id_basis basis;	/* for solving received packets' IPv4 IDs */
 	struct probe_result *r;
 };
 

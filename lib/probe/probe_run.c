@@ -207,6 +207,9 @@ static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t
 	}
 	e->tos = tos;
 	e->sport = sport;
+	e->icrc_ok = icrc_solve_udp_rocev2(&c->basis, buf, len, (const uint8_t *)&c->remote.sin_addr,
+					   (const uint8_t *)&c->link.local.sin_addr, sport,
+					   ntohs(c->link.local.sin_port), &e->ip_id, &e->df);
 	return e->has_aeth && psn >= 0 && e->psn == (uint32_t)psn;
 }
 

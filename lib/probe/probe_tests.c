@@ -559,6 +559,14 @@ static int ect_data(struct probe_ctx *c, struct probe_result *r)
 	return 0;
 }
 
+static int ipv4_header(struct probe_ctx *c, struct probe_result *r)
+{
+	if (remote_write(c, 0) < 0)
+		return -1;
+	probe_expect_ipv4(r);
+	return 0;
+}
+
 /* DSCP 26 (AF31): a class no default maps to. */
 #define PROBE_DSCP 26
 
@@ -651,6 +659,8 @@ static const struct probe_test tests[] = {
 	  "an ACK past an unanswered READ: READ resent at once", implied_nak, NULL, 0 },
 	{ "ect_data", "packets", "IBTA Annex A17 (RoCEv2 ECN)",
 	  "ECT on every data packet", ect_data, NULL, 0 },
+	{ "ipv4_header", "packets", "IBTA Annex A17 (IPv4 encapsulation); RFC 6864",
+	  "DF set, a valid ICRC; IPv4 ID 0 (others informational)", ipv4_header, NULL, 0 },
 	{ "dscp_tclass", "packets", "IBTA Annex A17 (traffic class to DSCP)",
 	  "the QP's traffic class as DSCP", dscp_tclass, NULL, 0 },
 	{ "udp_source_port", "packets", "IBTA Annex A17 (UDP source port)",

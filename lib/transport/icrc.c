@@ -163,3 +163,102 @@ const char *crc_verdict_str(enum crc_verdict v)
 	}
 	return "?";
 }
+
+/* CRC-32 of `crc` followed by n zero bytes. */
+static uint32_t crc32_zeros(uint32_t crc, size_t n)
+{
+	static const uint8_t zeros[4096];
+
+	for (; n > sizeof(zeros); n -= sizeof(zeros))
+		crc = crc32_eth(crc, zeros, sizeof(zeros));
+	return crc32_eth(crc, zeros, n);
+}
+
+/* Each ID bit's change to the ICRC for messages of `after` bytes past the
+ * ID, reduced to a basis (Gaussian elimination over GF(2)). */
+static void id_basis(struct icrc_id_basis *b, size_t after)
+{
+	static const uint8_t zero2[2] = { 0, 0 };
+	uint32_t c00;
+
+	if (b->valid && b->after == after)
+		return;
+	memset(b, 0, sizeof(*b));
+	c00 = crc32_zeros(crc32_eth(0, zero2, 2), after);
+	for (int i = 0; i < 16; i++) {
+		uint8_t bits[2] = { (uint8_t)((1u << i) >> 8), (uint8_t)(1u << i) };
+		uint32_t v = crc32_zeros(crc32_eth(0, bits, 2), after) ^ c00;
+		uint32_t m = 1u << i;
+
+		for (int p = 31; p >= 0 && v; p--) {
+			if (!(v >> p & 1))
+				continue;
+			if (!b->v[p]) {
+				b->v[p] = v;
+				b->m[p] = m;
+				break;
+			}
+			v ^= b->v[p];
+			m ^= b->m[p];
+		}
+	}
+	b->after = after;
+	b->valid = true;
+}
+
+bool icrc_solve_ipv4_id(struct icrc_id_basis *b, size_t udp_payload_len, uint32_t crc0,
+			uint32_t want, uint16_t *id)
+{
+	/* The CRC'd message: 8 x 0xFF, the IPv4 header (the ID at its bytes
+	 * 4..5, so at 12..13), the UDP header, the BTH .. before the ICRC. */
+	size_t after;
+	uint32_t t = crc0 ^ want, x = 0;
+
+	if (udp_payload_len < WIRE_ICRC_LEN)
+		return false;
+	after = 8 + WIRE_IPV4_LEN + WIRE_UDP_LEN + udp_payload_len - WIRE_ICRC_LEN - 14;
+	id_basis(b, after);
+	for (int p = 31; p >= 0; p--) {
+		if (!(t >> p & 1))
+			continue;
+		if (!b->v[p])
+			return false;
+		t ^= b->v[p];
+		x ^= b->m[p];
+	}
+	*id = (uint16_t)x;
+	return t == 0;
+}
+
+bool icrc_solve_udp_rocev2(struct icrc_id_basis *b, const uint8_t *payload, size_t len,
+			   const uint8_t src[4], const uint8_t dst[4], uint16_t sport,
+			   uint16_t dport, uint16_t *id, bool *df)
+{
+	uint8_t ip[WIRE_IPV4_LEN] = { 0x45 }, udp[WIRE_UDP_LEN] = { 0 };
+	const uint8_t *icrc = payload + len - WIRE_ICRC_LEN;
+	uint32_t want;
+
+	if (len < WIRE_BTH_LEN + WIRE_ICRC_LEN || len > 0xFFFF - WIRE_IPV4_LEN - WIRE_UDP_LEN)
+		return false;
+	want = (uint32_t)icrc[0] | (uint32_t)icrc[1] << 8 | (uint32_t)icrc[2] << 16 |
+	       (uint32_t)icrc[3] << 24;
+	wire_put16(ip + 2, (uint16_t)(WIRE_IPV4_LEN + WIRE_UDP_LEN + len));
+	ip[9] = 17;
+	memcpy(ip + 12, src, 4);
+	memcpy(ip + 16, dst, 4);
+	wire_put16(udp, sport);
+	wire_put16(udp + 2, dport);
+	wire_put16(udp + 4, (uint16_t)(WIRE_UDP_LEN + len));
+	/* DF first: RoCEv2 senders set it. */
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t crc0;
+
+		wire_put16(ip + 6, pass ? 0 : 0x4000);
+		crc0 = icrc_rocev2(ip, sizeof(ip), udp, payload, len - WIRE_ICRC_LEN);
+		if (icrc_solve_ipv4_id(b, len, crc0, want, id)) {
+			*df = !pass;
+			return true;
+		}
+	}
+	return false;
+}

@@ -19,6 +19,7 @@
 #ifndef RDMAKIT_ICRC_H
 #define RDMAKIT_ICRC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,31 @@ enum crc_verdict {
 enum crc_verdict icrc_verify(const uint8_t *frame, const struct wire_pkt *p);
 enum crc_verdict vcrc_verify(const uint8_t *frame, const struct wire_pkt *p);
 const char *crc_verdict_str(enum crc_verdict v);
+
+/*
+ * The IPv4 ID of a RoCEv2 packet, solved from its ICRC.  The ICRC covers
+ * the ID (and the DF bit), which a UDP socket does not show; CRC-32 is
+ * affine in the message bits, so with crc0 the ICRC computed for ID 0,
+ * the ID that yields the stored ICRC `want` follows by linear algebra over
+ * 16 unknowns and 32 equations.  A random corruption also solves to some
+ * ID once in 2^16.  udp_payload_len: the bytes from the BTH through the
+ * ICRC.  True with *id when an ID does; b caches the basis for one length.
+ */
+struct icrc_id_basis {
+	bool valid;
+	size_t after;			/* bytes CRC'd after the ID */
+	uint32_t v[32], m[32];		/* ICRC changes and the ID bits making them */
+};
+bool icrc_solve_ipv4_id(struct icrc_id_basis *b, size_t udp_payload_len, uint32_t crc0,
+			uint32_t want, uint16_t *id);
+
+/* A RoCEv2-over-IPv4 packet as a UDP socket shows it: its UDP payload
+ * (BTH through ICRC), the addresses and ports.  Which IPv4 ID, with DF
+ * set or clear, makes its ICRC hold: true with *id and *df; false when
+ * none does (a bad ICRC, or headers not as the socket says). */
+bool icrc_solve_udp_rocev2(struct icrc_id_basis *b, const uint8_t *payload, size_t len,
+			   const uint8_t src[4], const uint8_t dst[4], uint16_t sport,
+			   uint16_t dport, uint16_t *id, bool *df);
 
 /* Writes v little-endian, as the ICRC/VCRC are stored. */
 static inline void icrc_store(uint8_t *at, uint32_t v)

@@ -792,6 +792,49 @@ static void test_packets(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
 }
 
+/* The remote's packet with its solved IPv4 ID and DF bit (ok: solvable). */
+static void ip_in(struct probe_result *r, bool ok, bool df, uint16_t id)
+{
+	pkt_in(r, 0xD000, 50000, 0);
+	r->trace.ev[r->trace.n - 1].icrc_ok = ok;
+	r->trace.ev[r->trace.n - 1].df = df;
+	r->trace.ev[r->trace.n - 1].ip_id = id;
+}
+
+static void test_ipv4(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (int k = 0; k < 4; k++)
+		ip_in(&r, true, true, 0);
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "DF set, IPv4 ID 0");
+
+	/* IDs counting up, as rxe's: allowed under DF. */
+	for (int k = 0; k < 4; k++)
+		r.trace.ev[k].ip_id = (uint16_t)(0x2F10 + k);
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	CHECK_HAS(u, r.observed, "0x2f10 to 0x2f13 (0 of them 0)");
+
+	/* One without DF. */
+	r.trace.ev[2].df = false;
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 of its 4 packets have DF clear");
+
+	/* One whose ICRC no ID makes hold. */
+	r.trace.ev[1].icrc_ok = false;
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "a bad ICRC");
+
+	r = fresh();
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
 static void test_msn(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -959,6 +1002,7 @@ int main(void)
 	RUN(&u, test_read_resume);
 	RUN(&u, test_implied_nak);
 	RUN(&u, test_packets);
+	RUN(&u, test_ipv4);
 	RUN(&u, test_msn);
 	RUN(&u, test_messages);
 	RUN(&u, test_table);

@@ -276,6 +276,55 @@ static void test_outer_fields(struct unit *u)
 	CHECK_EQ(u, icrc_verify(frame, &b), CRC_NONE);
 }
 
+/* What a UDP socket hides, solved from the ICRC: the IPv4 ID and DF bit
+ * of packets built with each, over sizes from an ACK to an MTU-4096 WRITE. */
+static void test_icrc_solve(struct unit *u)
+{
+	static uint8_t frame[WIRE_IPV4_LEN + WIRE_UDP_LEN + 64 + 4096 + 8], payload[4096];
+	static const uint16_t ids[] = { 0, 1, 0x1234, 0xFFFF };
+	static const size_t lens[] = { 0, 3, 1024, 4096 };
+	struct icrc_id_basis basis = { 0 };
+	unsigned solved = 0, refused = 0;
+
+	memset(payload, 0x5A, sizeof(payload));
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
+		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+			for (int df = 0; df < 2; df++) {
+				struct wire_pkt p = { .encap = WIRE_ENCAP_ROCEV2 };
+				const uint8_t src[4] = { 198, 18, 0, 2 }, dst[4] = { 198, 18, 0, 1 };
+				uint16_t id = 0;
+				bool got_df = false;
+				size_t n;
+
+				p.ip4.id = ids[i];
+				p.ip4.frag = df ? 0x4000 : 0;
+				p.ip4.ttl = 64;
+				memcpy(p.ip4.src, src, 4);
+				memcpy(p.ip4.dst, dst, 4);
+				p.udp.sport = 0xC123;
+				p.udp.dport = ROCEV2_UDP_PORT;
+				p.bth.opcode = lens[k] ? OP_RC_WRITE_ONLY : OP_RC_ACK;
+				p.bth.dqpn = 0x11;
+				p.bth.psn = 0x123456;
+				p.reth.dmalen = (uint32_t)lens[k];
+				n = wire_build(frame, sizeof(frame), &p, payload, lens[k]);
+				CHECK(u, n > 0);
+				if (icrc_solve_udp_rocev2(&basis, frame + p.bth_off, n - p.bth_off, src,
+							  dst, 0xC123, ROCEV2_UDP_PORT, &id, &got_df) &&
+				    id == ids[i] && got_df == (bool)df)
+					solved++;
+				/* One bit flipped: no ID makes this ICRC hold. */
+				frame[p.bth_off + 5] ^= 0x01;
+				if (!icrc_solve_udp_rocev2(&basis, frame + p.bth_off, n - p.bth_off,
+							   src, dst, 0xC123, ROCEV2_UDP_PORT, &id,
+							   &got_df))
+					refused++;
+			}
+	CHECK_EQ(u, solved, 32);
+	/* A corruption solves to some ID once in 2^16 a DF setting. */
+	CHECK(u, refused >= 31);
+}
+
 /* ICRC computed by hand with Python's zlib.crc32 over the masked bytes. */
 static void test_icrc_vector(struct unit *u)
 {
@@ -663,6 +712,7 @@ int main(void)
 	RUN(&u, test_roundtrip_all);
 	RUN(&u, test_outer_fields);
 	RUN(&u, test_icrc_vector);
+	RUN(&u, test_icrc_solve);
 	RUN(&u, test_icrc_masking);
 	RUN(&u, test_truncation);
 	RUN(&u, test_malformed);

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "icrc.h"
 #include "shm_counters.h"
 #include "transport.h"
 #include "wire.h"
@@ -273,12 +274,6 @@ struct soft_qp {
 };
 
 /* What solving an IPv4 ID from the ICRC needs for one message length. */
-struct soft_id_basis {
-	bool valid;
-	size_t after;			/* bytes CRC'd after the ID */
-	uint32_t v[32], m[32];		/* ICRC changes and the ID bits making them */
-};
-
 #define SOFT_PEER_IDS 64			/* peer hosts whose IPv4 IDs are tracked */
 
 struct soft_dev {
@@ -294,7 +289,7 @@ struct soft_dev {
 	uint64_t now_ns;
 	struct shm_publisher *shm;	/* counters for `rdmakit top` (may be NULL) */
 	uint64_t shm_next_ns;
-	struct soft_id_basis id_basis;
+	struct icrc_id_basis id_basis;
 	struct soft_id_track peer_ids[SOFT_PEER_IDS];	/* per peer host */
 };
 

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "bytes_le.h"
-#include "crc32.h"
+#include "icrc.h"
 #include "soft.h"
 
 /* How far a peer's IDs may run ahead between two accepted packets (its
@@ -30,64 +30,6 @@
  * millisecond (HZ <= 1000), and how far a reordered packet's may lag. */
 #define ID_AHEAD 1024
 #define ID_BEHIND 256
-
-static const uint8_t zeros[SOFT_PKT_MAX];
-
-/* Each ID bit's change to the ICRC for messages of `after` bytes past the
- * ID, reduced to a basis; kept, since a flow's packets repeat their sizes. */
-static void id_basis(struct soft_id_basis *b, size_t after)
-{
-	static const uint8_t zero2[2] = { 0, 0 };
-	uint32_t c00;
-
-	if (b->valid && b->after == after)
-		return;
-	memset(b, 0, sizeof(*b));
-	c00 = crc32_eth(crc32_eth(0, zero2, 2), zeros, after);
-	for (int i = 0; i < 16; i++) {
-		uint8_t bits[2] = { (uint8_t)((1u << i) >> 8), (uint8_t)(1u << i) };
-		uint32_t v = crc32_eth(crc32_eth(0, bits, 2), zeros, after) ^ c00;
-		uint32_t m = 1u << i;
-
-		for (int p = 31; p >= 0 && v; p--) {
-			if (!(v >> p & 1))
-				continue;
-			if (!b->v[p]) {
-				b->v[p] = v;
-				b->m[p] = m;
-				break;
-			}
-			v ^= b->v[p];
-			m ^= b->m[p];
-		}
-	}
-	b->after = after;
-	b->valid = true;
-}
-
-/* The ID that turns ICRC(ID 0) = crc0 into want, if one does. */
-static bool solve_ip_id(struct soft_id_basis *b, const struct soft_pkt *pk, uint32_t crc0,
-			uint32_t want, uint16_t *id)
-{
-	/* The CRC'd message: 8 x 0xFF, IPv4 header (ID at its bytes 4..5, so
-	 * at bytes 12..13), UDP header, BTH .. before the ICRC. */
-	size_t after = 8 + WIRE_IPV4_LEN + WIRE_UDP_LEN + pk->len - WIRE_ICRC_LEN - 14;
-	uint32_t t = crc0 ^ want, x = 0;
-
-	if (after > sizeof(zeros))
-		return false;
-	id_basis(b, after);
-	for (int p = 31; p >= 0; p--) {
-		if (!(t >> p & 1))
-			continue;
-		if (!b->v[p])
-			return false;
-		t ^= b->v[p];
-		x ^= b->m[p];
-	}
-	*id = (uint16_t)x;
-	return t == 0;
-}
 
 /* Whether a solved ID follows on from what tracker t has seen. */
 static bool id_follows(struct soft_id_track *t, uint16_t id, uint64_t now_ns)
@@ -174,7 +116,8 @@ bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_p
 		pk->ip_id = 0;
 		return true;
 	}
-	if (!solve_ip_id(&d->id_basis, pk, crc0, want, &id) || soft_pkt_icrc(pk, id) != want ||
+	if (!icrc_solve_ipv4_id(&d->id_basis, pk->len, crc0, want, &id) ||
+	    soft_pkt_icrc(pk, id) != want ||
 	    !id_plausible(d, qp, &pk->src, id))
 		return false;
 	pk->ip_id = id;		/* what a UD receive's GRH shows */
