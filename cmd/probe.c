@@ -32,6 +32,8 @@ static const struct opt_spec probe_opts[] = {
 	{ "list", OPT_LIST, NULL, "list the tests, their IBTA references and what they expect" },
 	{ "accept", OPT_ACCEPT, "FILE", "known deviations, a test name a line: they do not make "
 					"the exit status 1" },
+	{ "write", 'w', "FILE", "write the exchange, both ways, to a pcap file whose frame numbers "
+				"the verdicts name" },
 	{ "port", 'p', "PORT", "control (TCP) port (default 18515)" },
 	{ "timeout", OPT_TIMEOUT, "SECONDS", "wait this long for the remote (default 10)" },
 	{ "auth-key", OPT_AUTH_KEY, "FILE", "authenticate the control channel with this secret "
@@ -90,6 +92,7 @@ static int probe_opt(void *ctx, int key, const char *arg)
 	case OPT_PERSISTENT: p->persistent = true; return 0;
 	case OPT_TEST: p->tests = arg; return 0;
 	case OPT_ACCEPT: p->accept_file = arg; return 0;
+	case 'w': p->o.write_file = arg; return 0;
 	case OPT_AUTH_KEY: p->key_file = arg; return 0;
 	case OPT_ENGINE: {
 		static const char *const engines[] = { "auto", "soft", "verbs", NULL };
@@ -200,7 +203,7 @@ static void evidence(struct printer *pr, const struct probe_result *res)
 		char syn[64];
 
 		print_open_object(pr, NULL);
-		print_uint(pr, PRINT_JSON, "frame", NULL, e->frame);
+		print_uint(pr, PRINT_JSON, "frame", NULL, res->frame_base + e->frame);
 		print_string(pr, PRINT_JSON, "direction", NULL, e->rx ? "received" : "sent");
 		print_float(pr, PRINT_JSON, "time_us", NULL, (double)(e->t_ns - t0) / 1e3);
 		print_string(pr, PRINT_JSON, "opcode", NULL, op ? op : "unknown");
@@ -235,7 +238,7 @@ static void results(struct report *r, const struct probe_report *rep)
 
 		for (unsigned k = 0; k < res->n_evidence && len < sizeof(frames) - 8; k++)
 			len += (size_t)snprintf(frames + len, sizeof(frames) - len, "%s%u",
-						k ? "," : "", res->evidence[k]);
+						k ? "," : "", res->frame_base + res->evidence[k]);
 		snprintf(verdict, sizeof(verdict), "%s%s", probe_verdict_name(res->verdict),
 			 res->accepted ? " (accepted)" : "");
 		report_table_row(r, (const struct report_value[]){
@@ -317,10 +320,15 @@ static int run_probe(struct probe_cli *p, const char *host, const struct global_
 			       rep.count[PROBE_NOT_IMPL], rep.count[PROBE_FAIL],
 			       rep.count[PROBE_SKIPPED]);
 	}
+	/* The results stand; a capture that could not be written is an error. */
+	if (rep.write_error[0])
+		report_error(&r, "%s", rep.write_error);
 	report_finish(&r);
 	probe_report_free(&rep);
 	probe_accept_free(&accept);
 	free(tests);
+	if (rep.write_error[0])
+		return EXIT_RUNTIME;
 	return deviations || failed ? EXIT_CHECK_FAILED : EXIT_OK;
 }
 
@@ -368,8 +376,8 @@ static int probe_checks(const struct probe_cli *p, int operands)
 	if (!p->serve && operands != 1)
 		return usage_error("probe", "give the HOST that runs 'rdmakit probe --serve' (or "
 				   "--serve, or --list)");
-	if (p->serve && (p->tests || p->accept_file))
-		return usage_error("probe", "--test and --accept belong to the probe, not --serve");
+	if (p->serve && (p->tests || p->accept_file || p->o.write_file))
+		return usage_error("probe", "--test, --accept and -w belong to the probe, not --serve");
 	if (!p->serve && (p->persistent || p->s.dev.ib_dev || p->s.dev.bind || p->s.dev.udp_port ||
 			  p->s.dev.gid_index >= 0 || strcmp(p->s.dev.engine, "auto")))
 		return usage_error("probe", "--engine, --bind, --udp-port, -d, -x and --persistent "

@@ -44,7 +44,7 @@ _rdmakit_command_opts()
 		echo '--ib-dev --verbs --soft --json --pretty --help'
 		;;
 	probe)
-		echo '--serve --test --list --accept --port --timeout --auth-key --engine --bind' \
+		echo '--serve --test --list --accept --write --port --timeout --auth-key --engine --bind' \
 			'--udp-port --ib-dev --ib-port --gid-index --persistent --json --pretty --help'
 		;;
 	plot)
@@ -133,7 +133,7 @@ _rdmakit_option_value()
 		# The test names, from the binary itself.
 		echo "words $(rdmakit -j probe --list 2>/dev/null | sed -n 's/.*"name": *"\([a-z_0-9]*\)".*/\1/p' | tr '\n' ' ')"
 		;;
-	probe:--accept|probe:--auth-key)
+	probe:--accept|probe:--auth-key|probe:-w|probe:--write)
 		echo file
 		;;
 	probe:-p|probe:--port|probe:--timeout|probe:--bind|probe:--udp-port|probe:-i|\

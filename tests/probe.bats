@@ -52,7 +52,7 @@ print(len(names))'
 	run --separate-stderr "$RDMAKIT" probe --engine verbs 127.0.0.1
 	assert_one_line_error 2 "give them to 'rdmakit probe --serve'"
 	run --separate-stderr "$RDMAKIT" probe --serve --test bad_icrc
-	assert_one_line_error 2 "--test and --accept belong to the probe"
+	assert_one_line_error 2 "--test, --accept and -w belong to the probe"
 	printf 'bad_icrc\n# a comment\n\nnot_a_test  # why\n' >"$BATS_TEST_TMPDIR/accept"
 	run --separate-stderr "$RDMAKIT" probe --accept "$BATS_TEST_TMPDIR/accept" 127.0.0.1
 	assert_one_line_error 2 "line 4: no test named 'not_a_test'"
@@ -168,4 +168,52 @@ time.sleep(30)' "$ADDR" "$UPORT"
 	wait_pid "$HOLDER" 5
 	run -0 timeout 60 "$RDMAKIT" probe --test write_invalid_rkey -p "$PORT" "$ADDR"
 	assert_line --regexp '^ write_invalid_rkey +pass '
+}
+
+@test "probe -w: every packet of the run in a pcap whose frames the verdicts name, ICRCs intact" {
+	serve --engine soft
+	run -0 timeout 60 "$RDMAKIT" -j probe -w "$BATS_TEST_TMPDIR/probe.pcap" -p "$PORT" "$ADDR"
+	echo "$output" >"$BATS_TEST_TMPDIR/probe.json"
+	# The probe's own UDP port: on loopback the soft-engine remote holds 4791,
+	# so its answers go to this one, and the decoder is told.
+	lport=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["params"]["local"].rsplit(":",1)[1])' \
+		"$BATS_TEST_TMPDIR/probe.json")
+	run -0 "$RDMAKIT" -j capture -r "$BATS_TEST_TMPDIR/probe.pcap" --udp-port "$lport"
+	echo "$output" >"$BATS_TEST_TMPDIR/capture.json"
+	run python3 - "$BATS_TEST_TMPDIR/probe.json" "$BATS_TEST_TMPDIR/capture.json" <<-'EOF2'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		cap = {}
+		for line in open(sys.argv[2]):
+		    x = json.loads(line)
+		    if "frame" in x:
+		        cap[x["frame"]] = x
+		# Every frame decodes as RoCEv2; numbering has no gaps.
+		assert sorted(cap) == list(range(1, len(cap) + 1)), sorted(cap)[:5]
+		# The remote's headers are rebuilt with the IPv4 ID solved from the
+		# ICRC, so every ICRC holds but the one corrupted on purpose.
+		corrupt = [e["frame"] for r in d["results"] for e in r["evidence"] if e.get("icrc_corrupt")]
+		bad = [f for f, x in cap.items() if x.get("icrc") != "ok"]
+		assert bad == corrupt and len(bad) == 1, (bad, corrupt)
+		last = 0
+		for r in d["results"]:
+		    for e in r["evidence"]:
+		        c = cap[e["frame"]]
+		        assert (c["psn"], c["opcode_name"]) == (e["psn"], e["opcode"]), (r["test"], e, c)
+		        last = max(last, e["frame"])
+		# Frames count across the run: the last test's evidence is near the end.
+		assert last > len(cap) - 10, (last, len(cap))
+		print(len(cap))
+	EOF2
+	assert_success
+}
+
+@test "probe -w: a path that cannot be written is one line, exit 3, before any connection; -w is not for --serve" {
+	run --separate-stderr "$RDMAKIT" probe -w /nonexistent-dir/x.pcap -p "$(free_port)" 127.0.0.1
+	assert_equal "$status" 3
+	[[ $stderr == *"/nonexistent-dir/x.pcap"*"-w"* ]] || fail "$stderr"
+	[[ $(wc -l <<<"$stderr") -eq 1 ]] || fail "$stderr"
+	run --separate-stderr "$RDMAKIT" probe --serve -w x.pcap
+	assert_equal "$status" 2
+	[[ $stderr == *"-w belong"* ]] || fail "$stderr"
 }

@@ -97,6 +97,9 @@ struct probe_result {
 	char observed[PROBE_TEXT_LEN];	/* what happened, or why it failed or was skipped */
 	unsigned n_evidence;
 	unsigned evidence[PROBE_MAX_EVIDENCE];	/* frames (probe_event.frame) that show it */
+	/* Frames recorded by the tests before this one: frame_base + frame
+	 * numbers a packet across the run, as in the -w capture. */
+	unsigned frame_base;
 	struct probe_trace trace;
 };
 
@@ -125,6 +128,7 @@ struct probe_opts {
 	int timeout_s;			/* control channel and a silent remote */
 	const struct oob_key *auth_key;
 	const volatile sig_atomic_t *stop;
+	const char *write_file;		/* -w: the exchange as a pcap file, or NULL */
 };
 
 struct probe_peer_info {
@@ -141,6 +145,7 @@ struct probe_report {
 	size_t n;
 	struct probe_result *results;	/* n of them, in the order asked */
 	unsigned count[PROBE_VERDICTS];
+	char write_error[XPORT_ERR_LEN];	/* -w: why the file could not be written, or "" */
 };
 
 /* Runs the tests (n of them, or every one when n is 0) against HOST.
@@ -208,6 +213,10 @@ void probe_expect_dup_atomic(struct probe_result *r, uint32_t psn, uint64_t fill
 /* `n` requests from `psn` on (modulo 2^24), each acknowledged, with
  * `changed` bytes of the region written in all. */
 void probe_expect_acks(struct probe_result *r, uint32_t psn, unsigned n, uint64_t changed);
+/* `n` requests from `psn` on, marked CE: the remote, a notification
+ * point, sends CNPs to this side's QP.  How many and the smallest gap
+ * between two are reported; none is "not implemented" (no DCQCN). */
+void probe_expect_cnp(struct probe_result *r, uint32_t psn, unsigned n);
 /* A packet the remote must drop silently (frames up to `silent_until`
  * sent), then a good one at `psn` that must be acknowledged. */
 void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uint32_t psn);

@@ -22,13 +22,22 @@ const char *probe_verdict_name(enum probe_verdict v)
 	return (unsigned)v < PROBE_VERDICTS ? names[v] : "?";
 }
 
+/* Names a frame as evidence, kept in frame order, once. */
 static void cite(struct probe_result *r, const struct probe_event *e)
 {
+	unsigned at = r->n_evidence;
+
 	for (unsigned i = 0; i < r->n_evidence; i++)
 		if (r->evidence[i] == e->frame)
 			return;
-	if (r->n_evidence < PROBE_MAX_EVIDENCE)
-		r->evidence[r->n_evidence++] = e->frame;
+	if (r->n_evidence == PROBE_MAX_EVIDENCE)
+		return;
+	while (at > 0 && r->evidence[at - 1] > e->frame) {
+		r->evidence[at] = r->evidence[at - 1];
+		at--;
+	}
+	r->evidence[at] = e->frame;
+	r->n_evidence++;
 }
 
 static void verdict(struct probe_result *r, enum probe_verdict v, const char *fmt, ...)
@@ -417,6 +426,52 @@ void probe_expect_dup_atomic(struct probe_result *r, uint32_t psn, uint64_t fill
 	else
 		verdict(r, PROBE_PASS, "the duplicate's ACK replays the original value 0x%016" PRIx64
 			"; the bytes read back show one add", fill);
+}
+
+void probe_expect_cnp(struct probe_result *r, uint32_t psn, unsigned n)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *prev = NULL;
+	unsigned cnps = 0, acked = 0;
+	uint64_t min_gap = UINT64_MAX;
+
+	for (unsigned i = 0; i < exchange_end(t); i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (!e->rx)
+			continue;
+		if (e->opcode == OP_CNP) {
+			if (prev && e->t_ns - prev->t_ns < min_gap)
+				min_gap = e->t_ns - prev->t_ns;
+			prev = e;
+			if (!cnps++)
+				cite(r, e);
+		} else if (e->has_aeth && wire_psn_diff(e->psn, psn) >= 0 &&
+			   wire_psn_diff(e->psn, wire_psn_add(psn, n)) < 0) {
+			/* The first answer: the marked packets arrived. */
+			if (!acked++)
+				cite(r, e);
+		}
+	}
+	if (t->n && !t->ev[0].rx)
+		cite(r, &t->ev[0]);
+	if (!cnps && !acked) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%u CE-marked requests from PSN 0x%06x", n, psn);
+		no_answer(r, what, "ACKs, and CNPs");
+		return;
+	}
+	if (prev)
+		cite(r, prev);
+	if (!cnps)
+		verdict(r, PROBE_NOT_IMPL, "no CNP for %u CE-marked requests, though they were "
+			"answered: no congestion notification (no DCQCN)", n);
+	else if (cnps == 1)
+		verdict(r, PROBE_PASS, "1 CNP for %u CE-marked requests sent back to back", n);
+	else
+		verdict(r, PROBE_PASS, "%u CNPs for %u CE-marked requests sent back to back; the "
+			"smallest gap between two: %.1f us", cnps, n, (double)min_gap / 1e3);
 }
 
 void probe_expect_acks(struct probe_result *r, uint32_t psn, unsigned n, uint64_t changed)

@@ -28,9 +28,26 @@ void probe_link_close(struct probe_link *l);
 uint64_t probe_link_now_ns(void);
 uint64_t probe_deadline_ms(uint64_t ms);
 int probe_ms_left(uint64_t deadline);
+/* One datagram to `to` with these ECN bits (the DSCP is 0): 0, or -1
+ * with errno. */
+int probe_link_send(struct probe_link *l, const void *buf, size_t len,
+		    const struct sockaddr_in *to, uint8_t ecn);
 /* One received datagram within timeout_ms: 1, 0 on timeout, -1 on error. */
 int probe_link_recv(struct probe_link *l, uint8_t *buf, size_t cap, size_t *len,
 		    struct sockaddr_in *from, uint64_t *t_ns, uint8_t *tos, int timeout_ms);
+
+/* -w FILE: every recorded packet, in the order recorded (probe_pcap.c).
+ * Writes to a NULL writer do nothing. */
+struct probe_pcap;
+int probe_pcap_open(struct probe_pcap **out, const char *path, char *err);
+/* A packet as sent, from its IPv4 header on. */
+void probe_pcap_write(struct probe_pcap *w, uint64_t t_ns, const uint8_t *frame, size_t len);
+/* A packet received (its UDP payload), its IPv4 and UDP headers rebuilt. */
+void probe_pcap_write_rx(struct probe_pcap *w, const struct probe_event *e,
+			 const struct sockaddr_in *from, const struct sockaddr_in *to,
+			 const uint8_t *payload, size_t len);
+/* Flushes and closes it: 0, or -1 with err when the file could not be written. */
+int probe_pcap_close(struct probe_pcap *w, char *err);
 
 /* A test's context: the control channel, the endpoint, the remote QP
  * being tested, this side's QP number and next PSN, and the record. */
@@ -47,6 +64,7 @@ struct probe_ctx {
 	uint32_t mtu;
 	bool control_lost;		/* the control channel failed: the rest cannot run */
 	struct icrc_id_basis basis;	/* for solving received packets' IPv4 IDs */
+	struct probe_pcap *pcap;	/* -w, or NULL */
 	struct probe_result *r;
 };
 
@@ -71,6 +89,7 @@ struct probe_req {
 	uint32_t len;			/* payload bytes */
 	uint8_t byte;			/* the payload's every byte */
 	bool corrupt_icrc;
+	bool ce;			/* marked Congestion Experienced (else ECT(0)) */
 	uint8_t syndrome;		/* OP_RC_ACK: the AETH */
 	uint32_t msn;
 };

@@ -98,6 +98,34 @@ int probe_link_recv(struct probe_link *l, uint8_t *buf, size_t cap, size_t *len,
 	return 1;
 }
 
+int probe_link_send(struct probe_link *l, const void *buf, size_t len,
+		    const struct sockaddr_in *to, uint8_t ecn)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = {
+		.msg_name = (void *)to, .msg_namelen = sizeof(*to), .msg_iov = &iov, .msg_iovlen = 1,
+	};
+	struct cmsghdr *cm;
+	int tos = ecn & 3;
+
+	/* The socket's own ToS is ECT(0); anything else goes with the packet. */
+	if (ecn != WIRE_ECT0) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = IPPROTO_IP;
+		cm->cmsg_type = IP_TOS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &tos, sizeof(tos));
+	}
+	return sendmsg(l->fd, &mh, 0) < 0 ? -1 : 0;
+}
+
 /* The send side's clock is the receive timestamps' (CLOCK_REALTIME). */
 uint64_t probe_link_now_ns(void)
 {

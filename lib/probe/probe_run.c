@@ -134,7 +134,7 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 	/* The IP and UDP headers as the kernel will write them: the ICRC
 	 * covers their unmasked fields, the IPv4 ID (0 under DF) among them. */
 	p.ip4.frag = 0x4000;
-	p.ip4.ecn = WIRE_ECT0;
+	p.ip4.ecn = q->ce ? WIRE_CE : WIRE_ECT0;
 	memcpy(p.ip4.src, &c->link.local.sin_addr, 4);
 	memcpy(p.ip4.dst, &c->remote.sin_addr, 4);
 	p.udp.sport = ntohs(c->link.local.sin_port);
@@ -157,8 +157,8 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 	/* Taken before the send: on loopback the answer can be timestamped
 	 * before sendto() returns. */
 	sent_ns = probe_link_now_ns();
-	if (sendto(c->link.fd, frame + p.bth_off, len - p.bth_off, 0,
-		   (struct sockaddr *)&c->remote, sizeof(c->remote)) < 0) {
+	if (probe_link_send(&c->link, frame + p.bth_off, len - p.bth_off, &c->remote,
+			    q->ce ? WIRE_CE : WIRE_ECT0) < 0) {
 		fail(c->r, "sending to the remote: %s", strerror(errno));
 		return 0;
 	}
@@ -166,10 +166,12 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 		fail(c->r, "%s", "more packets than a test's record holds: the remote flooded it");
 		return 0;
 	}
+	probe_pcap_write(c->pcap, sent_ns, frame, len);
 	*e = (struct probe_event){
 		.frame = e->frame, .t_ns = sent_ns, .opcode = q->opcode,
 		.dqpn = c->rqp.qpn, .psn = p.bth.psn, .ackreq = q->ackreq,
-		.payload_len = q->len, .tos = WIRE_ECT0, .icrc_corrupt = q->corrupt_icrc,
+		.payload_len = q->len, .tos = q->ce ? WIRE_CE : WIRE_ECT0,
+		.icrc_corrupt = q->corrupt_icrc,
 		.has_aeth = (op->ext & WIRE_X_AETH) != 0, .syndrome = q->syndrome, .msn = q->msn,
 	};
 	if (op->ext & WIRE_X_RETH) {
@@ -181,8 +183,9 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 
 /* One packet from the remote into the record; true when it answers psn. */
 static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t_ns, uint8_t tos,
-		 uint16_t sport, int64_t psn)
+		 const struct sockaddr_in *from, int64_t psn)
 {
+	uint16_t sport = ntohs(from->sin_port);
 	struct wire_pkt p;
 	struct probe_event *e;
 
@@ -210,6 +213,7 @@ static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t
 	e->icrc_ok = icrc_solve_udp_rocev2(&c->basis, buf, len, (const uint8_t *)&c->remote.sin_addr,
 					   (const uint8_t *)&c->link.local.sin_addr, sport,
 					   ntohs(c->link.local.sin_port), &e->ip_id, &e->df);
+	probe_pcap_write_rx(c->pcap, e, from, &c->link.local, buf, len);
 	return e->has_aeth && psn >= 0 && e->psn == (uint32_t)psn;
 }
 
@@ -230,7 +234,7 @@ void probe_collect(struct probe_ctx *c, int64_t psn, int wait_ms, int settle_ms)
 			continue;
 		if (from.sin_addr.s_addr != c->remote.sin_addr.s_addr)
 			continue;
-		if (take(c, buf, len, t_ns, tos, ntohs(from.sin_port), psn)) {
+		if (take(c, buf, len, t_ns, tos, &from, psn)) {
 			uint64_t settle = probe_deadline_ms((uint64_t)settle_ms);
 
 			if (settle < end)
@@ -281,7 +285,7 @@ int probe_next(struct probe_ctx *c, int timeout_ms)
 		if (probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos, left) <= 0 ||
 		    from.sin_addr.s_addr != c->remote.sin_addr.s_addr)
 			continue;
-		take(c, buf, len, t_ns, tos, ntohs(from.sin_port), -1);
+		take(c, buf, len, t_ns, tos, &from, -1);
 		if (t->n > before)
 			return (int)before;
 		if (t->truncated)
@@ -360,10 +364,15 @@ int probe_run(const struct probe_opts *o, const struct probe_test *const *tests,
 	size_t all;
 	const struct probe_test *every = probe_tests(&all);
 
+	unsigned frames = 0;
+
 	memset(out, 0, sizeof(*out));
-	if (open_probe(&c, out, err) < 0) {
+	/* The file first: a bad -w path costs no connection. */
+	if ((o->write_file && probe_pcap_open(&c.pcap, o->write_file, err) < 0) ||
+	    open_probe(&c, out, err) < 0) {
 		oob_close(&c.c);
 		probe_link_close(&c.link);
+		probe_pcap_close(c.pcap, err);
 		return -1;
 	}
 	out->n = n ? n : all;
@@ -372,12 +381,14 @@ int probe_run(const struct probe_opts *o, const struct probe_test *const *tests,
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		oob_close(&c.c);
 		probe_link_close(&c.link);
+		probe_pcap_close(c.pcap, err);
 		return -1;
 	}
 	for (size_t i = 0; i < out->n; i++) {
 		struct probe_result *r = &out->results[i];
 
 		r->test = n ? tests[i] : &every[i];
+		r->frame_base = frames;
 		c.r = r;
 		if (o->stop && *o->stop) {
 			fail(r, "%s", "interrupted");
@@ -405,11 +416,14 @@ int probe_run(const struct probe_opts *o, const struct probe_test *const *tests,
 			}
 		}
 		out->count[r->verdict]++;
+		frames += r->trace.n;
 	}
 	if (!c.control_lost)
 		oob_bye(&c.c, err);
 	oob_close(&c.c);
 	probe_link_close(&c.link);
+	/* The results stand; the caller reports the file's failure after them. */
+	probe_pcap_close(c.pcap, out->write_error);
 	return 0;
 }
 

@@ -30,6 +30,7 @@ struct shape {
 	bool bad_rkey;			/* an rkey the remote did not hand out */
 	bool corrupt_icrc;
 	uint64_t swap_add, compare;	/* atomics */
+	bool ce;			/* marked Congestion Experienced */
 };
 
 /* The remote's own rkey with the index bits changed (rxe and RNICs keep
@@ -41,7 +42,7 @@ static struct probe_req place(const struct probe_ctx *c, const struct shape *s)
 		.ackreq = true, .va = c->mr.va + s->offset,
 		.rkey = s->bad_rkey ? c->mr.rkey ^ 0x005A5A00u : c->mr.rkey, .dmalen = s->dmalen,
 		.len = s->len, .byte = s->byte, .corrupt_icrc = s->corrupt_icrc,
-		.swap_add = s->swap_add, .compare = s->compare,
+		.swap_add = s->swap_add, .compare = s->compare, .ce = s->ce,
 	};
 }
 
@@ -243,6 +244,31 @@ static int duplicate_atomic(struct probe_ctx *c, struct probe_result *r)
 	if (probe_fetch_state(c) < 0)
 		return -1;
 	probe_expect_dup_atomic(r, c->psn, FILL64, 1);
+	return 0;
+}
+
+/* WRITEs marked CE on the way, back to back, each asking for an ACK. */
+#define CE_WRITES 8
+
+static int ce_cnp(struct probe_ctx *c, struct probe_result *r)
+{
+	if (probe_setup_default(c, ALL_ACCESS, 0) < 0)
+		return -1;
+	for (int32_t k = 0; k < CE_WRITES; k++) {
+		const struct shape w = { .opcode = OP_RC_WRITE_ONLY, .psn_ahead = k,
+					 .offset = 64u * (uint32_t)k, .dmalen = 64, .len = 64,
+					 .byte = 0x11, .ce = true };
+		struct probe_req q = place(c, &w);
+
+		if (!probe_send(c, &q))
+			return -1;
+	}
+	/* CNPs may trail the last ACK: listen on after it. */
+	probe_collect(c, wire_psn_add(c->psn, CE_WRITES - 1), ANSWER_MS, SILENT_MS);
+	probe_check_alive(c, wire_psn_add(c->psn, CE_WRITES - 1), ANSWER_MS);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_cnp(r, c->psn, CE_WRITES);
 	return 0;
 }
 
@@ -641,6 +667,8 @@ static const struct probe_test tests[] = {
 	  "NAK invalid request; memory untouched", single_request, &payload_beyond_mtu, 0 },
 	{ "psn_wrap", "responder", "IBTA ch. 9, PSN modulo 2^24",
 	  "requests at PSN 0xfffffe, 0xffffff, 0 all ACKed", psn_wrap, NULL, 0 },
+	{ "ce_cnp", "responder", "IBTA Annex A17 (RoCEv2 CNP)",
+	  "CE-marked requests draw CNPs to the sending QP", ce_cnp, NULL, 0 },
 	{ "bad_icrc", "responder", "IBTA ch. 9, ICRC; Annex A17",
 	  "dropped silently; the QP goes on", bad_icrc, NULL, 0 },
 	{ "ack_timeout", "requester", "IBTA ch. 9, local ACK timeout",

@@ -390,6 +390,40 @@ static void test_dup_atomic(struct unit *u)
 	}
 }
 
+static void test_cnp(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (uint32_t k = 0; k < 4; k++)
+		tx(&r, OP_RC_WRITE_ONLY, PSN + k, k);
+	for (uint32_t k = 0; k < 4; k++)
+		rx(&r, ACK, PSN + k, 100 + 10 * k);
+	probe_expect_cnp(&r, PSN, 4);
+	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
+	CHECK_HAS(u, r.observed, "no CNP for 4 CE-marked requests");
+	CHECK_EQ(u, r.n_evidence, 2);	/* the first marked request, the first ACK */
+
+	/* Two CNPs, 60 us apart. */
+	rx(&r, ACK, PSN, 150);
+	r.trace.ev[r.trace.n - 1].opcode = OP_CNP;
+	r.trace.ev[r.trace.n - 1].has_aeth = false;
+	rx(&r, ACK, PSN, 210);
+	r.trace.ev[r.trace.n - 1].opcode = OP_CNP;
+	r.trace.ev[r.trace.n - 1].has_aeth = false;
+	probe_expect_cnp(&r, PSN, 4);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "2 CNPs for 4 CE-marked requests");
+	CHECK_HAS(u, r.observed, "60.0 us");
+
+	/* Nothing at all, the QP silent after: no verdict. */
+	r = fresh();
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 2000);
+	r.trace.liveness_frame = 2;
+	probe_expect_cnp(&r, PSN, 1);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
 static void test_wrap(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -993,6 +1027,7 @@ int main(void)
 	RUN(&u, test_dup);
 	RUN(&u, test_dup_write_read);
 	RUN(&u, test_dup_atomic);
+	RUN(&u, test_cnp);
 	RUN(&u, test_wrap);
 	RUN(&u, test_silent);
 	RUN(&u, test_ack_timer);

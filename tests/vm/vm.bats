@@ -1072,7 +1072,7 @@ print(name, [x["lost_msgs"] for x in f])' "${co}_incast_$c"
 	done
 }
 
-@test "interop: rdmakit probe against probe --serve --engine verbs on rxe0: retry_cnt 7 the one deviation (accepted), no ECN, IPv4 IDs informational, every other test passes" {
+@test "interop: rdmakit probe against probe --serve --engine verbs on rxe0: retry_cnt 7 the one deviation (accepted), no ECN or CNP, IPv4 IDs informational, every other test passes; -w agrees with both decoders" {
 	require_verbs_engine
 	require_root "a network namespace with a bridge and a tap"
 	lab_boot interop --net tap --host "$VM_DIR/scripts/interop-host.sh" \
@@ -1093,15 +1093,16 @@ verdicts = dict((x["test"], x["verdict"]) for x in r)
 # NAKed PSN and the RNR wait; its packets carry the traffic class as DSCP,
 # one UDP source port per QP and MSNs that count messages.  But rxe_comp.c
 # never counts retry_cnt 7 down: it retries forever, a meaning the IBTA
-# gives only to rnr_retry 7.  And rxe sends no ECN-capable packets (no
-# DCQCN): not implemented.  Its IPv4 IDs count up under DF
+# gives only to rnr_retry 7.  And rxe sends no ECN-capable packets and no
+# CNP for CE-marked ones (no DCQCN): not implemented.  Its IPv4 IDs count up under DF
 # (prepare_ipv4_hdr): allowed, so informational; its DF and ICRC hold.
 x7 = [x for x in r if x["test"] == "retry_count_7"][0]
 assert x7["verdict"] == "deviation" and x7["accepted"], x7
 assert verdicts["ect_data"] == "not implemented", verdicts
+assert verdicts["ce_cnp"] == "not implemented", verdicts
 ip = [x for x in r if x["test"] == "ipv4_header"][0]
 assert ip["verdict"] == "informational" and "DF set, ICRC valid" in ip["observed"], ip
-bad = [(x["test"], x["verdict"], x["observed"]) for x in r if x["verdict"] != "pass" and x["test"] not in ("retry_count_7", "ect_data", "ipv4_header")]
+bad = [(x["test"], x["verdict"], x["observed"]) for x in r if x["verdict"] != "pass" and x["test"] not in ("retry_count_7", "ect_data", "ce_cnp", "ipv4_header")]
 assert not bad, bad
 assert d["summary"]["deviation_unaccepted"] == 0, d["summary"]
 for x in r:
@@ -1111,6 +1112,28 @@ print(" ".join("%s=%s" % kv for kv in verdicts.items()))'
 	echo "# $output" >&3
 	result guest_probe_serve
 	assert_output --partial ": done"
+	# -w: the run as a capture.  rxe's packets with their headers rebuilt
+	# (its counting IPv4 IDs solved from the ICRC): every ICRC holds but the
+	# one corrupted on purpose, every verdict's frame is the packet it names,
+	# and Wireshark's dissector reads every frame as rdmakit does.
+	result host_probe
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/probe.json"
+	capture_json "$LAB/probe.pcap"
+	run cap_eval '
+d = json.load(open(sys.argv[2]))
+corrupt = [e["frame"] for r in d["results"] for e in r["evidence"] if e.get("icrc_corrupt")]
+bad = [p["frame"] for p in pkts if p.get("icrc") != "ok"]
+assert bad == corrupt and len(bad) == 1, (bad, corrupt)
+assert [p["frame"] for p in pkts] == list(range(1, len(pkts) + 1)), "frames missing"
+byframe = {p["frame"]: p for p in pkts}
+for r in d["results"]:
+    for e in r["evidence"]:
+        p = byframe[e["frame"]]
+        assert (p["psn"], p["opcode_name"]) == (e["psn"], e["opcode"]), (r["test"], e, p)
+print(len(pkts))' "$BATS_TEST_TMPDIR/probe.json"
+	assert_success
+	require_tool tshark "the reference InfiniBand decode"
+	tshark_agrees "$LAB/probe.pcap"
 }
 
 @test "anchor: perftest vs rdmakit verbs vs soft in one guest, medians of 3; verbs/perftest bandwidth within 0.5-2" {

@@ -166,7 +166,7 @@ wait_for '[[ -e $S/guest-probe-ready ]]' 300 "the guest's probe --serve" || exit
 # CI job would accept it.
 printf '# rxe: retry_cnt 7 retries forever (rxe_comp.c)\nretry_count_7\n' >"$S/probe-accept"
 check host_probe timeout 240 "$RDMAKIT" -j probe --accept "$S/probe-accept" --timeout 30 \
-	-p 18522 "$VM_GUEST_IP" </dev/null
+	-w "$S/probe.pcap" -p 18522 "$VM_GUEST_IP" </dev/null
 : >"$S/host-probe-done"
 
 wait_for '[[ -e $S/guest-done ]]' 120 "the guest to finish" || exit 1
