@@ -217,6 +217,14 @@ void probe_expect_acks(struct probe_result *r, uint32_t psn, unsigned n, uint64_
  * point, sends CNPs to this side's QP.  How many and the smallest gap
  * between two are reported; none is "not implemented" (no DCQCN). */
 void probe_expect_cnp(struct probe_result *r, uint32_t psn, unsigned n);
+/* `n` READs from `psn` on, back to back, to a QP that announced it takes
+ * `limit` outstanding: the first must be answered; what it does with the
+ * rest (answers them, NAKs them, drops them) is informational. */
+void probe_expect_read_limit(struct probe_result *r, uint32_t psn, unsigned n, unsigned limit);
+/* A SEND at `psn` to a QP with `recvs` receives posted: it must be ACKed;
+ * the credits the ACK carries (or "invalid": no end-to-end credits) are
+ * informational. */
+void probe_expect_credits(struct probe_result *r, uint32_t psn, unsigned recvs);
 /* A packet the remote must drop silently (frames up to `silent_until`
  * sent), then a good one at `psn` that must be acknowledged. */
 void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uint32_t psn);

@@ -474,6 +474,71 @@ void probe_expect_cnp(struct probe_result *r, uint32_t psn, unsigned n)
 			"smallest gap between two: %.1f us", cnps, n, (double)min_gap / 1e3);
 }
 
+void probe_expect_read_limit(struct probe_result *r, uint32_t psn, unsigned n, unsigned limit)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *nak = NULL;
+	unsigned answered = 0;
+	char what[64], syn[64];
+
+	for (unsigned k = 0; k < n; k++) {
+		uint32_t p = wire_psn_add(psn, k);
+
+		for (unsigned i = 0; i < exchange_end(t); i++) {
+			const struct probe_event *e = &t->ev[i];
+
+			if (!e->rx || e->psn != p)
+				continue;
+			if (e->opcode == OP_RC_READ_RESPONSE_ONLY) {
+				answered++;
+				cite(r, e);
+				break;
+			}
+			if (e->has_aeth && wire_aeth_kind(e->syndrome) != WIRE_AETH_ACK && !nak) {
+				nak = e;
+				cite(r, e);
+			}
+		}
+	}
+	if (t->n && !t->ev[0].rx)
+		cite(r, &t->ev[0]);
+	snprintf(what, sizeof(what), "%u READs from PSN 0x%06x", n, psn);
+	if (silent(r, what, "a READ response to the first"))
+		return;
+	if (nak)
+		wire_aeth_describe(syn, sizeof(syn), nak->syndrome);
+	if (answered == n)
+		verdict(r, PROBE_INFO, "all %u READs answered, sent back to back to a QP that "
+			"announced %u outstanding", n, limit);
+	else if (nak)
+		verdict(r, PROBE_INFO, "%u of %u READs answered, then %s at PSN 0x%06x (it announced "
+			"%u outstanding)", answered, n, syn, nak->psn, limit);
+	else
+		verdict(r, PROBE_INFO, "%u of %u READs answered, the rest dropped silently (it "
+			"announced %u outstanding)", answered, n, limit);
+}
+
+void probe_expect_credits(struct probe_result *r, uint32_t psn, unsigned recvs)
+{
+	const struct probe_event *ans = answer_or_deviation(r, psn, "an ACK");
+	uint8_t code;
+	char seen[64];
+
+	if (!ans)
+		return;
+	wire_aeth_describe(seen, sizeof(seen), ans->syndrome);
+	code = wire_aeth_value(ans->syndrome);
+	if (wire_aeth_kind(ans->syndrome) != WIRE_AETH_ACK)
+		verdict(r, PROBE_DEVIATION, "%s for a SEND with %u receives posted; required: an "
+			"ACK", seen, recvs);
+	else if (code == 31)
+		verdict(r, PROBE_INFO, "ACK with credits invalid (code 31), %u receives posted: it "
+			"keeps no end-to-end credits", recvs);
+	else
+		verdict(r, PROBE_INFO, "ACK with credits %d (code %u) after one of %u receives was "
+			"consumed", wire_aeth_credits(code), code, recvs);
+}
+
 void probe_expect_acks(struct probe_result *r, uint32_t psn, unsigned n, uint64_t changed)
 {
 	const struct probe_trace *t = &r->trace;

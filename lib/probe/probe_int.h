@@ -71,8 +71,10 @@ struct probe_ctx {
 /* Asks the remote for a QP and region as s says (s->peer is filled
  * here); -1 after setting the result to fail. */
 int probe_setup(struct probe_ctx *c, struct probe_setup *s);
-/* A setup with defaults: a 4 KiB region with every remote access and
- * `recvs` receives of 1 KiB. */
+/* The defaults: a 4 KiB region of 0xA5 with this remote access, `recvs`
+ * receives of 1 KiB, path MTU 1024, timeout 14, retry_cnt and rnr_retry 7;
+ * and a setup with them. */
+struct probe_setup probe_setup_defaults(int access, unsigned recvs);
 int probe_setup_default(struct probe_ctx *c, int access, unsigned recvs);
 /* The remote's memory and completions into the record. */
 int probe_fetch_state(struct probe_ctx *c);

@@ -74,13 +74,18 @@ int probe_setup(struct probe_ctx *c, struct probe_setup *s)
 	return 0;
 }
 
-int probe_setup_default(struct probe_ctx *c, int access, unsigned recvs)
+struct probe_setup probe_setup_defaults(int access, unsigned recvs)
 {
-	struct probe_setup s = {
+	return (struct probe_setup){
 		.mr_bytes = 4096, .fill = 0xA5, .access = access, .recvs = recvs,
 		.recv_bytes = 1024, .mtu = 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
 		.min_rnr_timer = 12,
 	};
+}
+
+int probe_setup_default(struct probe_ctx *c, int access, unsigned recvs)
+{
+	struct probe_setup s = probe_setup_defaults(access, recvs);
 
 	return probe_setup(c, &s);
 }

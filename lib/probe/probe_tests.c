@@ -61,12 +61,9 @@ static int ask(struct probe_ctx *c, const struct shape *s)
  * at all) and the remote's state after. */
 static int exchange(struct probe_ctx *c, int access, uint32_t mtu, const struct shape *s)
 {
-	struct probe_setup setup = {
-		.mr_bytes = REGION_BYTES, .fill = 0xA5, .access = access, .recv_bytes = 1024,
-		.mtu = mtu ? mtu : 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-		.min_rnr_timer = 12,
-	};
+	struct probe_setup setup = probe_setup_defaults(access, 0);
 
+	setup.mtu = mtu ? mtu : setup.mtu;
 	if (probe_setup(c, &setup) < 0 || ask(c, s) < 0)
 		return -1;
 	probe_check_alive(c, place(c, s).psn, ANSWER_MS);
@@ -272,6 +269,48 @@ static int ce_cnp(struct probe_ctx *c, struct probe_result *r)
 	return 0;
 }
 
+/* READs of 64 bytes back to back, more than the QP takes outstanding. */
+#define READS_AHEAD 4
+
+static int outstanding_reads(struct probe_ctx *c, struct probe_result *r)
+{
+	struct probe_setup s = probe_setup_defaults(ALL_ACCESS, 0);
+
+	s.rd_atomic = 1;
+	if (probe_setup(c, &s) < 0)
+		return -1;
+	for (int32_t k = 0; k < READS_AHEAD; k++) {
+		const struct shape rd = { .opcode = OP_RC_READ_REQUEST, .psn_ahead = k,
+					  .offset = 64u * (uint32_t)k, .dmalen = 64 };
+		struct probe_req q = place(c, &rd);
+
+		if (!probe_send(c, &q))
+			return -1;
+	}
+	probe_collect(c, wire_psn_add(c->psn, READS_AHEAD - 1), ANSWER_MS, SILENT_MS);
+	probe_check_alive(c, c->psn, ANSWER_MS);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_read_limit(r, c->psn, READS_AHEAD, c->rqp.max_rd_atomic);
+	return 0;
+}
+
+/* A SEND to a QP with receives posted: what credits its ACK carries. */
+#define CREDIT_RECVS 4
+
+static int aeth_credits(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct shape s = { .opcode = OP_RC_SEND_ONLY, .len = 64, .byte = 0x11 };
+
+	if (probe_setup_default(c, ALL_ACCESS, CREDIT_RECVS) < 0 || ask(c, &s) < 0)
+		return -1;
+	probe_check_alive(c, c->psn, ANSWER_MS);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_credits(r, c->psn, CREDIT_RECVS);
+	return 0;
+}
+
 /* Three WRITEs from PSN 0xFFFFFE: the third is PSN 0, past the wrap. */
 static int psn_wrap(struct probe_ctx *c, struct probe_result *r)
 {
@@ -335,12 +374,11 @@ static int bad_icrc(struct probe_ctx *c, struct probe_result *r)
 static int requester_setup(struct probe_ctx *c, uint8_t timeout, uint8_t retry_cnt,
 			   uint8_t rnr_retry)
 {
-	struct probe_setup s = {
-		.mr_bytes = REGION_BYTES, .fill = 0xA5, .access = ALL_ACCESS, .recvs = 0,
-		.recv_bytes = 1024, .mtu = 1024, .timeout = timeout, .retry_cnt = retry_cnt,
-		.rnr_retry = rnr_retry, .min_rnr_timer = 12,
-	};
+	struct probe_setup s = probe_setup_defaults(ALL_ACCESS, 0);
 
+	s.timeout = timeout;
+	s.retry_cnt = retry_cnt;
+	s.rnr_retry = rnr_retry;
 	return probe_setup(c, &s);
 }
 
@@ -561,13 +599,10 @@ static int rnr_wait(struct probe_ctx *c, struct probe_result *r)
 /* A 4 KiB WRITE from the remote (four packets), ACKed. */
 static int remote_write(struct probe_ctx *c, uint8_t tos)
 {
-	struct probe_setup s = {
-		.mr_bytes = REGION_BYTES, .fill = 0xA5, .access = ALL_ACCESS, .recv_bytes = 1024,
-		.mtu = 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 12,
-		.tos = tos,
-	};
+	struct probe_setup s = probe_setup_defaults(ALL_ACCESS, 0);
 	uint32_t last;
 
+	s.tos = tos;
 	if (probe_setup(c, &s) < 0 || post_one(c, PROBE_POST_WRITE, 4096) < 0)
 		return -1;
 	last = wire_psn_add(c->rqp.psn, 3);
@@ -667,6 +702,9 @@ static const struct probe_test tests[] = {
 	  "NAK invalid request; memory untouched", single_request, &payload_beyond_mtu, 0 },
 	{ "psn_wrap", "responder", "IBTA ch. 9, PSN modulo 2^24",
 	  "requests at PSN 0xfffffe, 0xffffff, 0 all ACKed", psn_wrap, NULL, 0 },
+	{ "outstanding_reads", "responder", "IBTA ch. 9, responder resources",
+	  "more READs outstanding than negotiated: what it does (informational)",
+	  outstanding_reads, NULL, 0 },
 	{ "ce_cnp", "responder", "IBTA Annex A17 (RoCEv2 CNP)",
 	  "CE-marked requests draw CNPs to the sending QP", ce_cnp, NULL, 0 },
 	{ "bad_icrc", "responder", "IBTA ch. 9, ICRC; Annex A17",
@@ -693,6 +731,9 @@ static const struct probe_test tests[] = {
 	  "the QP's traffic class as DSCP", dscp_tclass, NULL, 0 },
 	{ "udp_source_port", "packets", "IBTA Annex A17 (UDP source port)",
 	  "one UDP source port per QP, for ECMP", udp_source_port, NULL, 0 },
+	{ "aeth_credits", "packets", "IBTA ch. 9, AETH credit count",
+	  "the credits an ACK carries with receives posted (informational)", aeth_credits,
+	  NULL, 0 },
 	{ "aeth_msn", "packets", "IBTA ch. 9, AETH MSN",
 	  "MSN 1, 2 in the ACKs of the first two messages", aeth_msn, NULL, 0 },
 };

@@ -424,6 +424,62 @@ static void test_cnp(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
 }
 
+static void test_read_limit(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (uint32_t k = 0; k < 4; k++)
+		tx(&r, OP_RC_READ_REQUEST, PSN + k, k);
+	for (uint32_t k = 0; k < 4; k++)
+		rx_read(&r, PSN + k, 64, 100 + k);
+	probe_expect_read_limit(&r, PSN, 4, 1);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	CHECK_HAS(u, r.observed, "all 4 READs answered");
+	CHECK_HAS(u, r.observed, "announced 1 outstanding");
+
+	/* One answered, then a NAK invalid request for the second. */
+	r.trace.ev[5].opcode = OP_RC_ACK;
+	r.trace.ev[5].syndrome = nak(WIRE_NAK_INVALID_REQ);
+	r.trace.n = 6;
+	probe_expect_read_limit(&r, PSN, 4, 1);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	CHECK_HAS(u, r.observed, "1 of 4 READs answered, then NAK invalid request at PSN 0x001001");
+
+	/* One answered, the rest dropped. */
+	r.trace.n = 5;
+	probe_expect_read_limit(&r, PSN, 4, 1);
+	CHECK_HAS(u, r.observed, "the rest dropped silently");
+
+	/* Nothing, not even for the first, and the QP silent after. */
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 3000);
+	r.trace.ev[4] = r.trace.ev[5];
+	r.trace.ev[4].frame = 5;
+	r.trace.n = 5;
+	r.trace.liveness_frame = 5;
+	probe_expect_read_limit(&r, PSN, 4, 1);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+static void test_credits(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_SEND_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 100);
+	probe_expect_credits(&r, PSN, 4);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	CHECK_HAS(u, r.observed, "credits invalid");
+
+	r.trace.ev[1].syndrome = wire_aeth_make(WIRE_AETH_ACK, 4);	/* code 4: 4 credits */
+	probe_expect_credits(&r, PSN, 4);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	CHECK_HAS(u, r.observed, "credits 4 (code 4)");
+
+	r.trace.ev[1].syndrome = wire_aeth_make(WIRE_AETH_RNR_NAK, 12);
+	probe_expect_credits(&r, PSN, 4);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
 static void test_wrap(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -926,6 +982,15 @@ static void test_messages(struct unit *u)
 	json_object_set_new(json_object_get(j, "setup"), "recvs", json_integer(PROBE_MAX_RECVS + 1));
 	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
 	json_object_set_new(json_object_get(j, "setup"), "recvs", json_integer(2));
+	/* Responder resources: 1..16, or absent (an older probe: 16). */
+	json_object_set_new(json_object_get(j, "setup"), "rd_atomic", json_integer(17));
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
+	json_object_set_new(json_object_get(j, "setup"), "rd_atomic", json_integer(1));
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
+	CHECK_EQ(u, back.rd_atomic, 1);
+	json_object_del(json_object_get(j, "setup"), "rd_atomic");
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
+	CHECK_EQ(u, back.rd_atomic, 0);
 	json_object_set_new(json_object_get(j, "setup"), "access", json_integer(1));
 	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
 	json_decref(j);
@@ -1028,6 +1093,8 @@ int main(void)
 	RUN(&u, test_dup_write_read);
 	RUN(&u, test_dup_atomic);
 	RUN(&u, test_cnp);
+	RUN(&u, test_read_limit);
+	RUN(&u, test_credits);
 	RUN(&u, test_wrap);
 	RUN(&u, test_silent);
 	RUN(&u, test_ack_timer);
