@@ -376,6 +376,9 @@ static int probe_checks(const struct probe_cli *p, int operands)
 	if (!p->serve && operands != 1)
 		return usage_error("probe", "give the HOST that runs 'rdmakit probe --serve' (or "
 				   "--serve, or --list)");
+	if (p->o.write_file && !strcmp(p->o.write_file, "-"))
+		return usage_error("probe", "-w -: the report goes to standard output; give -w a "
+				   "file name");
 	if (p->serve && (p->tests || p->accept_file || p->o.write_file))
 		return usage_error("probe", "--test, --accept and -w belong to the probe, not --serve");
 	if (!p->serve && (p->persistent || p->s.dev.ib_dev || p->s.dev.bind || p->s.dev.udp_port ||

@@ -108,8 +108,10 @@ static void no_answer(struct probe_result *r, const char *what, const char *requ
 	const struct probe_trace *t = &r->trace;
 
 	if (t->liveness_frame && !t->alive) {
+		cite(r, &t->ev[t->liveness_frame - 1]);
 		verdict(r, PROBE_FAIL, "no answer to %s, nor to a zero-length WRITE after it "
-			"(frame %u): the remote stopped answering", what, t->liveness_frame);
+			"(frame %u): the remote stopped answering", what,
+			r->frame_base + t->liveness_frame);
 		return;
 	}
 	verdict(r, PROBE_DEVIATION, "no answer to %s (required: %s)%s", what, required,
@@ -279,7 +281,7 @@ void probe_expect_dup_ack(struct probe_result *r, uint32_t psn, unsigned recvs_p
 	const struct probe_trace *t = &r->trace;
 	unsigned acks = 0, recvs;
 
-	for (unsigned i = 0; i < t->n; i++) {
+	for (unsigned i = 0; i < exchange_end(t); i++) {
 		const struct probe_event *e = &t->ev[i];
 
 		if (e->psn != psn)
@@ -311,7 +313,7 @@ void probe_expect_dup_write(struct probe_result *r, uint32_t psn, uint64_t first
 	const struct probe_trace *t = &r->trace;
 	unsigned acks = 0;
 
-	for (unsigned i = 0; i < t->n; i++) {
+	for (unsigned i = 0; i < exchange_end(t); i++) {
 		const struct probe_event *e = &t->ev[i];
 
 		if (e->psn == psn && (!e->rx || (e->has_aeth &&
@@ -345,7 +347,7 @@ void probe_expect_dup_read(struct probe_result *r, uint32_t psn, uint32_t len)
 	const struct probe_trace *t = &r->trace;
 	unsigned reqs = 0, responses = 0, other = 0;
 
-	for (unsigned i = 0; i < t->n; i++) {
+	for (unsigned i = 0; i < exchange_end(t); i++) {
 		const struct probe_event *e = &t->ev[i];
 
 		if (e->psn != psn)
@@ -464,7 +466,11 @@ void probe_expect_cnp(struct probe_result *r, uint32_t psn, unsigned n)
 	}
 	if (prev)
 		cite(r, prev);
-	if (!cnps)
+	if (!acked)
+		verdict(r, t->liveness_frame && !t->alive ? PROBE_FAIL : PROBE_DEVIATION,
+			"%u CNPs, but none of the %u CE-marked requests was acknowledged%s", cnps, n,
+			t->liveness_frame && !t->alive ? ", and the QP then stopped answering" : "");
+	else if (!cnps)
 		verdict(r, PROBE_NOT_IMPL, "no CNP for %u CE-marked requests, though they were "
 			"answered: no congestion notification (no DCQCN)", n);
 	else if (cnps == 1)
@@ -479,7 +485,8 @@ void probe_expect_read_limit(struct probe_result *r, uint32_t psn, unsigned n, u
 	const struct probe_trace *t = &r->trace;
 	const struct probe_event *nak = NULL;
 	unsigned answered = 0;
-	char what[64], syn[64];
+	bool first_answered = false;
+	char what[64], syn[64] = "";
 
 	for (unsigned k = 0; k < n; k++) {
 		uint32_t p = wire_psn_add(psn, k);
@@ -491,6 +498,7 @@ void probe_expect_read_limit(struct probe_result *r, uint32_t psn, unsigned n, u
 				continue;
 			if (e->opcode == OP_RC_READ_RESPONSE_ONLY) {
 				answered++;
+				first_answered |= k == 0;
 				cite(r, e);
 				break;
 			}
@@ -507,7 +515,10 @@ void probe_expect_read_limit(struct probe_result *r, uint32_t psn, unsigned n, u
 		return;
 	if (nak)
 		wire_aeth_describe(syn, sizeof(syn), nak->syndrome);
-	if (answered == n)
+	if (!first_answered)
+		verdict(r, PROBE_DEVIATION, "the first READ (PSN 0x%06x), within the limit, drew %s; "
+			"required: a READ response", psn, nak && nak->psn == psn ? syn : "no response");
+	else if (answered == n)
 		verdict(r, PROBE_INFO, "all %u READs answered, sent back to back to a QP that "
 			"announced %u outstanding", n, limit);
 	else if (nak)
@@ -608,6 +619,12 @@ void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uin
 	}
 	cite(r, &t->ev[silent_until]);
 	cite(r, &t->ev[i]);
+	if (t->remote_known && !(t->remote.changed_bytes == 64 && t->remote.first_changed == 64)) {
+		verdict(r, PROBE_DEVIATION, "the WRITE with a good ICRC did not land as sent: %"
+			PRIu64 " bytes of the region changed, the first at offset %" PRIu64
+			" (required: 64 at 64)", t->remote.changed_bytes, t->remote.first_changed);
+		return;
+	}
 	verdict(r, PROBE_PASS, "silent for the bad ICRC; the same request with a good ICRC was "
 		"acknowledged");
 }
@@ -1045,6 +1062,10 @@ void probe_expect_msn(struct probe_result *r, uint32_t psn)
 {
 	const struct probe_trace *t = &r->trace;
 	int a = probe_find_answer(t, psn, 0), b = probe_find_answer(t, wire_psn_add(psn, 1), 0);
+
+	/* Not the zero-length WRITE's answer: that checked the QP, no message. */
+	a = a >= 0 && (unsigned)a < exchange_end(t) ? a : -1;
+	b = b >= 0 && (unsigned)b < exchange_end(t) ? b : -1;
 
 	if (silent(r, "two WRITEs", "an ACK for each"))
 		return;

@@ -19,7 +19,7 @@
 
 #include "probe.h"
 
-#define PROBE_PROTO_VERSION 1
+#define PROBE_PROTO_VERSION 2
 
 /* What one test asks of the remote's QP and memory.  Limits: a server
  * never allocates more than PROBE_MAX_MR_BYTES + the receives' bytes. */

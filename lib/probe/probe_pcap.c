@@ -88,7 +88,8 @@ int probe_pcap_close(struct probe_pcap *w, char *err)
 
 	if (!w)
 		return 0;
-	if (pcap_dump_flush(w->d) < 0) {
+	/* A write that failed during the run shows in the stream's error flag. */
+	if (pcap_dump_flush(w->d) < 0 || ferror(pcap_dump_file(w->d))) {
 		snprintf(err, XPORT_ERR_LEN, "writing '%.300s': %s", w->path, strerror(errno));
 		rc = -1;
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "probe_int.h"
@@ -365,7 +366,7 @@ static int open_probe(struct probe_ctx *c, struct probe_report *out, char *err)
 int probe_run(const struct probe_opts *o, const struct probe_test *const *tests, size_t n,
 	      struct probe_report *out, char *err)
 {
-	struct probe_ctx c = { .o = o, .link = { .fd = -1 } };
+	struct probe_ctx c = { .o = o, .c = { .fd = -1 }, .link = { .fd = -1 } };
 	size_t all;
 	const struct probe_test *every = probe_tests(&all);
 
@@ -375,18 +376,26 @@ int probe_run(const struct probe_opts *o, const struct probe_test *const *tests,
 	/* The file first: a bad -w path costs no connection. */
 	if ((o->write_file && probe_pcap_open(&c.pcap, o->write_file, err) < 0) ||
 	    open_probe(&c, out, err) < 0) {
+		char ignored[XPORT_ERR_LEN];
+
 		oob_close(&c.c);
 		probe_link_close(&c.link);
-		probe_pcap_close(c.pcap, err);
+		/* Nothing was captured: no empty file left behind. */
+		if (c.pcap) {
+			probe_pcap_close(c.pcap, ignored);
+			unlink(o->write_file);
+		}
 		return -1;
 	}
 	out->n = n ? n : all;
 	out->results = calloc(out->n, sizeof(*out->results));
 	if (!out->results) {
+		char ignored[XPORT_ERR_LEN];
+
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		oob_close(&c.c);
 		probe_link_close(&c.link);
-		probe_pcap_close(c.pcap, err);
+		probe_pcap_close(c.pcap, ignored);
 		return -1;
 	}
 	for (size_t i = 0; i < out->n; i++) {

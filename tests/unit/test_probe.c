@@ -112,8 +112,15 @@ static void test_nak(struct unit *u)
 	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
 	CHECK_HAS(u, r.observed, "stopped answering");
-	CHECK_EQ(u, r.n_evidence, 1);
+	CHECK_EQ(u, r.n_evidence, 2);	/* the request, and the check unanswered */
 	CHECK_EQ(u, r.evidence[0], 1);
+	CHECK_EQ(u, r.evidence[1], 2);
+	/* Frames named across the run, as in the -w capture. */
+	r.frame_base = 100;
+	probe_expect_nak(&r, PSN, WIRE_NAK_REMOTE_ACCESS_ERR, true);
+	CHECK_HAS(u, r.observed, "(frame 102)");
+	r.frame_base = 0;
+	r.n_evidence = 0;
 
 	/* Answered: a deviation, and the check's ACK is not the answer. */
 	rx(&r, ACK, PSN, 2100);
@@ -415,6 +422,15 @@ static void test_cnp(struct unit *u)
 	CHECK_HAS(u, r.observed, "2 CNPs for 4 CE-marked requests");
 	CHECK_HAS(u, r.observed, "60.0 us");
 
+	/* CNPs, but no ACK: the QP answered nothing else. */
+	r.trace.n = 4;
+	rx(&r, ACK, PSN, 150);
+	r.trace.ev[r.trace.n - 1].opcode = OP_CNP;
+	r.trace.ev[r.trace.n - 1].has_aeth = false;
+	probe_expect_cnp(&r, PSN, 4);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "none of the 4 CE-marked requests was acknowledged");
+
 	/* Nothing at all, the QP silent after: no verdict. */
 	r = fresh();
 	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
@@ -449,6 +465,13 @@ static void test_read_limit(struct unit *u)
 	r.trace.n = 5;
 	probe_expect_read_limit(&r, PSN, 4, 1);
 	CHECK_HAS(u, r.observed, "the rest dropped silently");
+
+	/* The first, within the limit, NAKed: a deviation. */
+	r.trace.ev[4].opcode = OP_RC_ACK;
+	r.trace.ev[4].syndrome = nak(WIRE_NAK_INVALID_REQ);
+	probe_expect_read_limit(&r, PSN, 4, 1);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "the first READ (PSN 0x001000), within the limit, drew NAK invalid");
 
 	/* Nothing, not even for the first, and the QP silent after. */
 	tx(&r, OP_RC_WRITE_ONLY, PSN, 3000);
@@ -522,6 +545,12 @@ static void test_silent(struct unit *u)
 	probe_expect_silent_drop(&r, 1, PSN);
 	CHECK_EQ(u, r.verdict, PROBE_PASS);
 	CHECK_EQ(u, r.n_evidence, 3);
+
+	/* ACKed, but the good WRITE's bytes are not there. */
+	r.trace.remote.changed_bytes = 0;
+	probe_expect_silent_drop(&r, 1, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "did not land");
 
 	/* The bad packet answered. */
 	r = fresh();
