@@ -397,6 +397,14 @@ static void test_dup_atomic(struct unit *u)
 	}
 }
 
+/* A CNP from the remote, received at t_us. */
+static void rx_cnp(struct probe_result *r, uint64_t t_us)
+{
+	rx(r, ACK, PSN, t_us);
+	r->trace.ev[r->trace.n - 1].opcode = OP_CNP;
+	r->trace.ev[r->trace.n - 1].has_aeth = false;
+}
+
 static void test_cnp(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -411,12 +419,8 @@ static void test_cnp(struct unit *u)
 	CHECK_EQ(u, r.n_evidence, 2);	/* the first marked request, the first ACK */
 
 	/* Two CNPs, 60 us apart. */
-	rx(&r, ACK, PSN, 150);
-	r.trace.ev[r.trace.n - 1].opcode = OP_CNP;
-	r.trace.ev[r.trace.n - 1].has_aeth = false;
-	rx(&r, ACK, PSN, 210);
-	r.trace.ev[r.trace.n - 1].opcode = OP_CNP;
-	r.trace.ev[r.trace.n - 1].has_aeth = false;
+	rx_cnp(&r, 150);
+	rx_cnp(&r, 210);
 	probe_expect_cnp(&r, PSN, 4);
 	CHECK_EQ(u, r.verdict, PROBE_PASS);
 	CHECK_HAS(u, r.observed, "2 CNPs for 4 CE-marked requests");
@@ -424,9 +428,7 @@ static void test_cnp(struct unit *u)
 
 	/* CNPs, but no ACK: the QP answered nothing else. */
 	r.trace.n = 4;
-	rx(&r, ACK, PSN, 150);
-	r.trace.ev[r.trace.n - 1].opcode = OP_CNP;
-	r.trace.ev[r.trace.n - 1].has_aeth = false;
+	rx_cnp(&r, 150);
 	probe_expect_cnp(&r, PSN, 4);
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "none of the 4 CE-marked requests was acknowledged");
