@@ -85,6 +85,7 @@ struct probe_trace {
 	bool alive;
 	struct probe_remote_state remote;
 	bool remote_known;
+	uint64_t end_ns;		/* when this side stopped listening (the state was asked for) */
 };
 
 #define PROBE_TEXT_LEN 256
@@ -238,6 +239,9 @@ void probe_expect_silent_drop(struct probe_result *r, unsigned silent_until, uin
  * range), give or take res_us, the remote's timer resolution. */
 void probe_expect_ack_timer(struct probe_result *r, uint32_t psn, uint8_t timeout,
 			    uint32_t res_us);
+/* ACKs withheld from a QP with timeout 0 (no timer): the request at psn
+ * is never sent again. */
+void probe_expect_no_timer(struct probe_result *r, uint32_t psn);
 /* ACKs withheld: exactly retry_cnt retransmissions, then the work request
  * completes with "transport retry counter exceeded". */
 void probe_expect_retries(struct probe_result *r, uint32_t psn, unsigned retry_cnt);
@@ -262,6 +266,22 @@ void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t los
  * timer (`timeout`) runs out, and complete once answered. */
 void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t timeout,
 			      uint32_t res_us);
+
+/* A stream of WRITEs from the remote, ACKed as it comes, with CNPs sent
+ * to its QP for a while: the arrival time of each new data packet, and
+ * when the CNPs went.  Too long for the record, so the test keeps this. */
+struct probe_stream {
+	const uint64_t *t_ns;		/* each new (in-order) data packet's arrival */
+	unsigned n;
+	uint32_t pkt_bytes;		/* payload a packet: the path MTU */
+	uint64_t cnp_from_ns, cnp_to_ns;	/* the first and last CNP sent */
+	unsigned cnps;
+	bool complete;			/* every packet of the stream arrived */
+};
+/* Its data rate before the CNPs, in the second half of them and 10 to
+ * 30 ms after: a fall to 3/4 or less is a reaction (pass, with the
+ * figures); none is "not implemented" (no DCQCN reaction point). */
+void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s);
 
 /* The remote's own packets. */
 

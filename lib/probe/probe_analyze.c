@@ -644,25 +644,37 @@ static bool completed_with(const struct probe_trace *t, enum xport_wc_status st)
 	return false;
 }
 
+/* The remote's first transmission of the request at psn (cited) and its
+ * second (NULL if none); false, with a fail, when it never sent it. */
+static bool first_two_sends(struct probe_result *r, uint32_t psn, const struct probe_event **first,
+			    const struct probe_event **second)
+{
+	const struct probe_trace *t = &r->trace;
+
+	*first = *second = NULL;
+	for (unsigned i = 0; i < t->n && !*second; i++)
+		if (is_request(&t->ev[i], psn)) {
+			if (!*first)
+				*first = &t->ev[i];
+			else
+				*second = &t->ev[i];
+		}
+	if (!*first) {
+		verdict(r, PROBE_FAIL, "the remote never sent the request it was asked to post");
+		return false;
+	}
+	cite(r, *first);
+	return true;
+}
+
 void probe_expect_ack_timer(struct probe_result *r, uint32_t psn, uint8_t timeout,
 			    uint32_t res_us)
 {
-	const struct probe_trace *t = &r->trace;
-	const struct probe_event *first = NULL, *second = NULL;
+	const struct probe_event *first, *second;
 	double nominal_us = 4.096 * (double)(1ull << timeout), gap_us;
 
-	for (unsigned i = 0; i < t->n && !second; i++)
-		if (is_request(&t->ev[i], psn)) {
-			if (!first)
-				first = &t->ev[i];
-			else
-				second = &t->ev[i];
-		}
-	if (!first) {
-		verdict(r, PROBE_FAIL, "the remote never sent the request it was asked to post");
+	if (!first_two_sends(r, psn, &first, &second))
 		return;
-	}
-	cite(r, first);
 	if (!second) {
 		verdict(r, PROBE_DEVIATION, "no retransmission of PSN 0x%06x without an ACK "
 			"(timeout %u: %.3f ms)", psn, timeout, nominal_us / 1e3);
@@ -678,6 +690,23 @@ void probe_expect_ack_timer(struct probe_result *r, uint32_t psn, uint8_t timeou
 		verdict(r, PROBE_PASS, "first retransmission after %.3f ms = %.2f x 4.096 us x 2^%u "
 			"(allowed: 1 to 4 x, +-%.0f ms resolution)", gap_us / 1e3,
 			gap_us / nominal_us, timeout, res_us / 1e3);
+}
+
+void probe_expect_no_timer(struct probe_result *r, uint32_t psn)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *first, *again;
+
+	if (!first_two_sends(r, psn, &first, &again))
+		return;
+	if (again) {
+		cite(r, again);
+		verdict(r, PROBE_DEVIATION, "sent again %.3f ms later with timeout 0, which means no "
+			"ACK timer", (double)(again->t_ns - first->t_ns) / 1e6);
+		return;
+	}
+	verdict(r, PROBE_PASS, "not sent again in %.1f s without an ACK: timeout 0, no timer",
+		(double)(t->end_ns > first->t_ns ? t->end_ns - first->t_ns : 0) / 1e9);
 }
 
 void probe_expect_retries(struct probe_result *r, uint32_t psn, unsigned retry_cnt)
@@ -919,6 +948,66 @@ void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t time
 	snprintf(seen, sizeof(seen), "the READ sent again %.3f ms after the ACK that passed it "
 		 "(its ACK timer: %.3f ms)", gap_us / 1e3, nominal_us / 1e3);
 	read_completed(r, PROBE_PASS, seen, orig->dmalen);
+}
+
+/* Gb/s of the stream's packets that arrived in (from, to]. */
+static double stream_gbps(const struct probe_stream *s, uint64_t from, uint64_t to)
+{
+	unsigned k = 0;
+
+	if (to <= from)
+		return 0;
+	for (unsigned i = 0; i < s->n; i++)
+		k += s->t_ns[i] > from && s->t_ns[i] <= to;
+	return (double)k * s->pkt_bytes * 8 / (double)(to - from);
+}
+
+/* The evidence: what the trace kept (the first and last data packets, the
+ * first and last CNP). */
+static void cite_all(struct probe_result *r)
+{
+	for (unsigned i = 0; i < r->trace.n; i++)
+		cite(r, &r->trace.ev[i]);
+}
+
+void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s)
+{
+	const uint64_t settle = 10000000u, window = 20000000u;	/* 10 ms, 20 ms */
+	double before, under, after = -1;
+	uint64_t last, mid;
+
+	cite_all(r);
+	if (s->n < 16 || !s->cnps) {
+		verdict(r, PROBE_FAIL, "the remote's stream gave %u packets and %u CNPs went: too "
+			"little to measure a rate", s->n, s->cnps);
+		return;
+	}
+	last = s->t_ns[s->n - 1];
+	if (last < s->cnp_to_ns || s->cnp_from_ns < s->t_ns[0] + 1000000u) {
+		verdict(r, PROBE_FAIL, "the remote's stream %s (%u packets): no rate to compare",
+			last < s->cnp_to_ns ? (s->complete ? "ended before the CNPs did"
+						: "stopped during the CNPs")
+			: "had under 1 ms before the CNPs", s->n);
+		return;
+	}
+	mid = s->cnp_from_ns + (s->cnp_to_ns - s->cnp_from_ns) / 2;
+	before = stream_gbps(s, s->t_ns[0], s->cnp_from_ns);
+	under = stream_gbps(s, mid, s->cnp_to_ns);
+	if (last >= s->cnp_to_ns + settle + window)
+		after = stream_gbps(s, s->cnp_to_ns + settle, s->cnp_to_ns + settle + window);
+	if (under > 0.75 * before) {
+		verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them: no "
+			"reaction (no DCQCN reaction point)", before, s->cnps, under);
+		return;
+	}
+	if (after < 0)
+		verdict(r, PROBE_PASS, "rate fell from %.3f to %.3f Gb/s under %u CNPs over %.1f "
+			"ms (the stream ended before a recovery could be seen)", before, under,
+			s->cnps, (double)(s->cnp_to_ns - s->cnp_from_ns) / 1e6);
+	else
+		verdict(r, PROBE_PASS, "rate fell from %.3f to %.3f Gb/s under %u CNPs over %.1f "
+			"ms; %.3f Gb/s 10 to 30 ms after the last", before, under, s->cnps,
+			(double)(s->cnp_to_ns - s->cnp_from_ns) / 1e6, after);
 }
 
 /* --- the remote's own packets ------------------------------------------------ */

@@ -99,6 +99,23 @@ struct probe_req {
 /* Builds and sends it, and records it; the frame number, or 0 on failure
  * (the result is set to fail). */
 unsigned probe_send(struct probe_ctx *c, const struct probe_req *q);
+/* For streams too long for the record: sends without recording; true
+ * once sent (else the result is set to fail). */
+bool probe_send_quiet(struct probe_ctx *c, const struct probe_req *q);
+/* A datagram as received, for probe_next_quiet and probe_keep. */
+struct probe_raw {
+	uint8_t buf[4096 + 256];
+	size_t len;
+	struct sockaddr_in from;
+	uint64_t t_ns;
+	uint8_t tos;
+};
+/* The next packet from the remote to this side's QP within timeout_ms,
+ * decoded into *p but not recorded: 1, 0 on timeout, -1 on error. */
+int probe_next_quiet(struct probe_ctx *c, struct probe_raw *raw, struct wire_pkt *p,
+		     int timeout_ms);
+/* Records a packet probe_next_quiet returned after all (evidence). */
+void probe_keep(struct probe_ctx *c, const struct probe_raw *raw);
 /* The work the remote's QP is to post (it is then the requester). */
 int probe_post(struct probe_ctx *c, const struct probe_post *w);
 /* An ACK, NAK or RNR NAK for psn, sent and recorded: its frame, or 0. */

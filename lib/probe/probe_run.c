@@ -95,7 +95,10 @@ int probe_fetch_state(struct probe_ctx *c)
 {
 	struct probe_trace *t = &c->r->trace;
 	char err[XPORT_ERR_LEN];
-	json_t *j = ask(c, probe_msg_state_req());
+	json_t *j;
+
+	t->end_ns = probe_link_now_ns();
+	j = ask(c, probe_msg_state_req());
 
 	if (!j)
 		return -1;
@@ -123,7 +126,8 @@ static struct probe_event *record(struct probe_ctx *c)
 	return &t->ev[t->n++];
 }
 
-unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
+/* Builds and sends q; records it (and writes it to -w) when keep. */
+static unsigned send_req(struct probe_ctx *c, const struct probe_req *q, bool keep)
 {
 	uint8_t frame[WIRE_IPV4_LEN + WIRE_UDP_LEN + 64 + 4096 + 8], payload[4096 + 64];
 	struct wire_pkt p = { .encap = WIRE_ENCAP_ROCEV2 };
@@ -168,6 +172,8 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 		fail(c->r, "sending to the remote: %s", strerror(errno));
 		return 0;
 	}
+	if (!keep)
+		return 1;
 	if (!(e = record(c))) {
 		fail(c->r, "%s", "more packets than a test's record holds: the remote flooded it");
 		return 0;
@@ -185,6 +191,16 @@ unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
 		e->dmalen = q->dmalen;
 	}
 	return e->frame;
+}
+
+unsigned probe_send(struct probe_ctx *c, const struct probe_req *q)
+{
+	return send_req(c, q, true);
+}
+
+bool probe_send_quiet(struct probe_ctx *c, const struct probe_req *q)
+{
+	return send_req(c, q, false) != 0;
 }
 
 /* One packet from the remote into the record; true when it answers psn. */
@@ -264,6 +280,31 @@ void probe_check_alive(struct probe_ctx *c, uint32_t psn, int wait_ms)
 	/* Any answer shows the QP alive, a NAK for another PSN too. */
 	for (unsigned i = frame; i < t->n && !t->alive; i++)
 		t->alive = t->ev[i].rx;
+}
+
+int probe_next_quiet(struct probe_ctx *c, struct probe_raw *raw, struct wire_pkt *p,
+		     int timeout_ms)
+{
+	uint64_t end = probe_deadline_ms((uint64_t)timeout_ms);
+	int left;
+
+	while ((left = probe_ms_left(end)) > 0 && !(c->o->stop && *c->o->stop)) {
+		int rc = probe_link_recv(&c->link, raw->buf, sizeof(raw->buf), &raw->len,
+					 &raw->from, &raw->t_ns, &raw->tos, left);
+
+		if (rc < 0)
+			return -1;
+		if (rc == 0 || raw->from.sin_addr.s_addr != c->remote.sin_addr.s_addr ||
+		    wire_decode_bth(p, raw->buf, raw->len) != WIRE_OK || p->bth.dqpn != c->qpn)
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+void probe_keep(struct probe_ctx *c, const struct probe_raw *raw)
+{
+	take(c, raw->buf, raw->len, raw->t_ns, raw->tos, &raw->from, -1);
 }
 
 unsigned probe_answer(struct probe_ctx *c, uint32_t psn, uint8_t syndrome, uint32_t msn)

@@ -85,6 +85,7 @@ static int setup(struct serve *s, const struct probe_setup *p, json_t **reply, c
 	struct xport_qp_attr a = {
 		.max_send_wr = 16, .max_recv_wr = PROBE_MAX_RECVS, .mtu = p->mtu,
 		.max_rd_atomic = p->rd_atomic ? p->rd_atomic : 16, .timeout = p->timeout,
+		.no_ack_timer = p->timeout == 0,
 		.retry_cnt = p->retry_cnt,
 		.rnr_retry = p->rnr_retry, .min_rnr_timer = p->min_rnr_timer, .type = XPORT_QPT_RC,
 		.tos = p->tos,

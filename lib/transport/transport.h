@@ -147,7 +147,8 @@ struct xport_qp_attr {
 	uint32_t max_recv_wr;
 	uint32_t mtu;			/* path MTU wanted, bytes (0: engine default) */
 	uint8_t max_rd_atomic;		/* outstanding READs/atomics we accept */
-	uint8_t timeout;		/* local ACK timeout: 4.096 us * 2^timeout */
+	uint8_t timeout;		/* local ACK timeout: 4.096 us * 2^timeout (0: 14) */
+	bool no_ack_timer;		/* no local ACK timer at all (IBTA timeout 0) */
 	uint8_t retry_cnt;		/* 0..7 */
 	uint8_t rnr_retry;		/* 0..7, 7 = infinite */
 	uint8_t min_rnr_timer;		/* RNR NAK timer code we send (IBTA table) */

@@ -388,7 +388,7 @@ static int verbs_connect(void *qp, const struct xport_qp_info *peer, char *err)
 		.ah_attr = { .dlid = peer->lid, .sl = q->attr.sl, .port_num = d->port },
 	};
 	struct ibv_qp_attr rts = {
-		.qp_state = IBV_QPS_RTS, .timeout = q->attr.timeout ? q->attr.timeout : 14,
+		.qp_state = IBV_QPS_RTS, .timeout = q->attr.no_ack_timer ? 0 : q->attr.timeout ? q->attr.timeout : 14,
 		.retry_cnt = q->attr.retry_cnt, .rnr_retry = q->attr.rnr_retry, .sq_psn = q->psn,
 	};
 	char gid[DEVINFO_GID_STRLEN];

@@ -505,6 +505,51 @@ static void test_credits(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 }
 
+/* A stream: a packet every `gap_us` before `from_us`, every `slow_us` from
+ * there to `to_us`, every `gap_us` after, up to `end_us`; CNPs from..to. */
+static unsigned make_stream(uint64_t *t, unsigned cap, unsigned gap_us, unsigned slow_us,
+			    unsigned from_us, unsigned to_us, unsigned end_us)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0, us = 0; i < cap && us <= end_us; i++) {
+		t[i] = (1000000ull + us) * 1000;
+		n = i + 1;
+		us += us >= from_us && us < to_us ? slow_us : gap_us;
+	}
+	return n;
+}
+
+static void test_cnp_reaction(struct unit *u)
+{
+	static uint64_t t[20000];
+	struct probe_result r = fresh();
+	struct probe_stream st = { .t_ns = t, .pkt_bytes = 1024, .cnps = 50,
+				   .cnp_from_ns = (1000000ull + 20000) * 1000,
+				   .cnp_to_ns = (1000000ull + 30000) * 1000 };
+
+	/* 10 us a packet (0.82 Gb/s), 100 us under the CNPs, back after. */
+	st.n = make_stream(t, 20000, 10, 100, 20000, 30000, 70000);
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "rate fell from 0.8");
+	CHECK_HAS(u, r.observed, "to 0.08");
+	CHECK_HAS(u, r.observed, "0.8");
+
+	/* No change under the CNPs. */
+	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 70000);
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
+	CHECK_HAS(u, r.observed, "no reaction");
+
+	/* The stream ended before the CNPs did: nothing to judge. */
+	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 25000);
+	st.complete = true;
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "ended before the CNPs did");
+}
+
 static void test_wrap(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -642,6 +687,26 @@ static void test_ack_timer(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
 	r = fresh();
 	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+static void test_no_timer(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	req_in(&r, PSN, 0);
+	r.trace.end_ns = 1500000 * 1000ull;
+	probe_expect_no_timer(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "not sent again in 1.5 s");
+
+	req_in(&r, PSN, 1000);
+	probe_expect_no_timer(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "sent again 1.000 ms later");
+
+	r = fresh();
+	probe_expect_no_timer(&r, PSN);
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
 }
 
@@ -1126,9 +1191,11 @@ int main(void)
 	RUN(&u, test_cnp);
 	RUN(&u, test_read_limit);
 	RUN(&u, test_credits);
+	RUN(&u, test_cnp_reaction);
 	RUN(&u, test_wrap);
 	RUN(&u, test_silent);
 	RUN(&u, test_ack_timer);
+	RUN(&u, test_no_timer);
 	RUN(&u, test_retries);
 	RUN(&u, test_resend_from);
 	RUN(&u, test_rnr_wait);

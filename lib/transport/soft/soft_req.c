@@ -46,9 +46,13 @@ static uint32_t packets_for(const struct soft_qp *qp, const struct xport_send_wr
 	return (wr->sge.length + qp->pmtu - 1) / qp->pmtu;
 }
 
-/* The local ACK timeout, doubled for each timeout in a row. */
+/* The local ACK timeout, doubled for each timeout in a row; with no ACK
+ * timer (IBTA timeout 0), a deadline that never comes (no overflow: now
+ * is below 2^63). */
 static uint64_t timeout_ns(const struct soft_qp *qp)
 {
+	if (qp->attr.no_ack_timer)
+		return UINT64_MAX / 2;
 	return 4096ull << qp->attr.timeout << qp->timer_backoff;
 }
 
