@@ -252,6 +252,9 @@ void probe_expect_resend_from(struct probe_result *r, uint32_t nak_psn);
  * the NAK carried (give or take res_us) before it sends psn again. */
 void probe_expect_rnr_wait(struct probe_result *r, uint32_t psn, uint32_t res_us);
 
+/* rnr_retry 7: after each of `naks` RNR NAKs for psn the remote sends it
+ * again, and once ACKed the SEND completes successfully. */
+void probe_expect_rnr_forever(struct probe_result *r, uint32_t psn, unsigned naks);
 /* The remote's READ of `len` bytes (from PSN psn) answered with the
  * response at `lost` left out: it must ask again for what is missing, from
  * `lost` on with the VA and length moved on by `mtu` a response (a READ

@@ -1010,6 +1010,39 @@ void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream
 			(double)(s->cnp_to_ns - s->cnp_from_ns) / 1e6, after);
 }
 
+void probe_expect_rnr_forever(struct probe_result *r, uint32_t psn, unsigned naks)
+{
+	const struct probe_trace *t = &r->trace;
+	unsigned sent = 0, rnrs = 0;
+	const struct probe_event *last = NULL;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (is_request(e, psn)) {
+			if (!sent++)
+				cite(r, e);
+			last = e;
+		} else if (!e->rx && e->has_aeth && wire_aeth_kind(e->syndrome) == WIRE_AETH_RNR_NAK) {
+			rnrs++;
+		}
+	}
+	if (!sent) {
+		verdict(r, PROBE_FAIL, "the remote never sent the SEND it was asked to post");
+		return;
+	}
+	cite(r, last);
+	if (rnrs < naks || sent < naks + 1)
+		verdict(r, PROBE_DEVIATION, "gave up after %u RNR NAKs (sent %u times): rnr_retry 7 "
+			"retries forever", rnrs, sent);
+	else if (!t->remote_known || !completed_with(t, XPORT_WC_SUCCESS))
+		verdict(r, PROBE_DEVIATION, "sent again after each of %u RNR NAKs, but the SEND did "
+			"not complete successfully once ACKed", rnrs);
+	else
+		verdict(r, PROBE_PASS, "sent again after each of %u RNR NAKs, then completed once "
+			"ACKed", rnrs);
+}
+
 /* --- the remote's own packets ------------------------------------------------ */
 
 void probe_expect_ect(struct probe_result *r)

@@ -120,6 +120,17 @@ static const struct single read_invalid_rkey = {
 	{ .opcode = OP_RC_READ_REQUEST, .dmalen = 64, .bad_rkey = true },
 	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR, 0,
 };
+/* A READ from a region without remote read, an atomic on one without
+ * remote atomic access. */
+static const struct single read_no_access = {
+	{ .opcode = OP_RC_READ_REQUEST, .dmalen = 64 },
+	XPORT_ACCESS_REMOTE_WRITE, EXPECT_NAK, WIRE_NAK_REMOTE_ACCESS_ERR, 0,
+};
+static const struct single atomic_no_access = {
+	{ .opcode = OP_RC_FETCH_ADD, .swap_add = 1 },
+	XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_READ, EXPECT_NAK,
+	WIRE_NAK_REMOTE_ACCESS_ERR, 0,
+};
 /* A zero-length transfer carries no rkey worth checking. */
 static const struct single write_zero_length_invalid_rkey = {
 	{ .opcode = OP_RC_WRITE_ONLY, .bad_rkey = true },
@@ -133,6 +144,12 @@ static const struct single send_no_receive = {
 /* A Middle carries exactly one path MTU (1024 here) and no RETH. */
 static const struct single write_middle_without_first = {
 	{ .opcode = OP_RC_WRITE_MIDDLE, .len = 1024, .byte = 0x11 },
+	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_INVALID_REQ, 0,
+};
+
+/* A Last carries 1 to MTU bytes and no RETH. */
+static const struct single write_last_without_first = {
+	{ .opcode = OP_RC_WRITE_LAST, .len = 64, .byte = 0x11 },
 	ALL_ACCESS, EXPECT_NAK, WIRE_NAK_INVALID_REQ, 0,
 };
 
@@ -737,23 +754,48 @@ static int seq_nak_resend(struct probe_ctx *c, struct probe_result *r)
 	return 0;
 }
 
-static int rnr_wait(struct probe_ctx *c, struct probe_result *r)
+/* The remote's SEND (rnr_retry 7) answered with `naks` RNR NAKs carrying
+ * the timer for `us`, each once it comes again, then an ACK: its PSN, or
+ * -1 when a step failed. */
+static int64_t rnr_naks(struct probe_ctx *c, uint32_t us, unsigned naks)
 {
-	/* 10.24 ms: well above a jiffy, well below the timeouts. */
-	uint8_t code = wire_rnr_timer_code(10240);
+	uint8_t code = wire_rnr_timer_code(us);
 	uint32_t p;
+	unsigned k;
 
 	if (requester_setup(c, 14, 7, 7) < 0 || post_one(c, PROBE_POST_SEND, 64) < 0)
 		return -1;
 	p = c->rqp.psn;
-	if (await_request(c, p) >= 0 &&
-	    probe_answer(c, p, wire_aeth_make(WIRE_AETH_RNR_NAK, code), 0) &&
-	    await_request(c, p) >= 0)
+	for (k = 0; k < naks && await_request(c, p) >= 0; k++)
+		if (!probe_answer(c, p, wire_aeth_make(WIRE_AETH_RNR_NAK, code), 0))
+			return -1;
+	if (k == naks && await_request(c, p) >= 0)
 		probe_answer(c, p, wire_aeth_make(WIRE_AETH_ACK, 31), 1);
 	probe_collect(c, -1, SETTLE_MS, 0);
-	if (probe_fetch_state(c) < 0)
+	return probe_fetch_state(c) < 0 ? -1 : (int64_t)p;
+}
+
+static int rnr_wait(struct probe_ctx *c, struct probe_result *r)
+{
+	/* 10.24 ms: well above a jiffy, well below the timeouts. */
+	int64_t p = rnr_naks(c, 10240, 1);
+
+	if (p < 0)
 		return -1;
-	probe_expect_rnr_wait(r, p, TIMER_RES_US);
+	probe_expect_rnr_wait(r, (uint32_t)p, TIMER_RES_US);
+	return 0;
+}
+
+/* rnr_retry 7 means forever: ten RNR NAKs of the shortest timer, 0.01 ms. */
+#define RNR_NAKS 10
+
+static int rnr_retry_7(struct probe_ctx *c, struct probe_result *r)
+{
+	int64_t p = rnr_naks(c, 10, RNR_NAKS);
+
+	if (p < 0)
+		return -1;
+	probe_expect_rnr_forever(r, (uint32_t)p, RNR_NAKS);
 	return 0;
 }
 
@@ -838,6 +880,8 @@ static const struct probe_test tests[] = {
 	  "NAK remote access error; memory untouched", single_request, &write_no_access, 0 },
 	{ "read_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
 	  "NAK remote access error", single_request, &read_invalid_rkey, 0 },
+	{ "read_no_access", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
+	  "NAK remote access error", single_request, &read_no_access, 0 },
 	{ "write_zero_length_invalid_rkey", "responder", "IBTA C9-88",
 	  "ACK: a zero-length RDMA WRITE checks no rkey", single_request, &write_zero_length_invalid_rkey, 0 },
 	{ "send_no_receive", "responder", "IBTA ch. 9, RNR NAK",
@@ -848,6 +892,9 @@ static const struct probe_test tests[] = {
 	  "ACKed again; no receive consumed", duplicate_send, NULL, 0 },
 	{ "write_middle_without_first", "responder", "IBTA 9.9.3.1.3, Table 63",
 	  "NAK invalid request; memory untouched", single_request, &write_middle_without_first, 0 },
+	{ "write_last_without_first", "responder", "IBTA 9.9.3.1.3, Table 63",
+	  "NAK invalid request; memory untouched", single_request, &write_last_without_first,
+	  0 },
 	{ "duplicate_write", "responder", "IBTA C9-105",
 	  "ACKed again; not executed again", duplicate_write, NULL, 0 },
 	{ "duplicate_read", "responder", "IBTA ch. 9, duplicate RDMA READ",
@@ -857,6 +904,9 @@ static const struct probe_test tests[] = {
 	  PROBE_NEEDS_ATOMICS },
 	{ "atomic_invalid_rkey", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
 	  "NAK remote access error; memory untouched", single_request, &atomic_invalid_rkey,
+	  PROBE_NEEDS_ATOMICS },
+	{ "atomic_no_access", "responder", "IBTA 9.9.3.1.3, Table 63, C9-222.1.1",
+	  "NAK remote access error; memory untouched", single_request, &atomic_no_access,
 	  PROBE_NEEDS_ATOMICS },
 	{ "duplicate_atomic", "responder", "IBTA ch. 9, duplicate atomic",
 	  "the original value replayed; executed once", duplicate_atomic, NULL,
@@ -884,6 +934,9 @@ static const struct probe_test tests[] = {
 	  "go-back-N from the PSN the NAK names", seq_nak_resend, NULL, 0 },
 	{ "rnr_wait", "requester", "IBTA ch. 9, RNR NAK timer",
 	  "resend no sooner than the RNR NAK's timer", rnr_wait, NULL, 0 },
+	{ "rnr_retry_7", "requester", "IBTA ch. 9, rnr_retry (7 is forever)",
+	  "rnr_retry 7: sent again after every RNR NAK; completes once ACKed", rnr_retry_7,
+	  NULL, 0 },
 	{ "lost_read_response", "requester", "IBTA ch. 9, READ response out of sequence",
 	  "READ asked again from the lost response on; completes", lost_read_response, NULL, 0 },
 	{ "implied_nak", "requester", "IBTA ch. 9, implied NAK",

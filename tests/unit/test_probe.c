@@ -710,6 +710,33 @@ static void test_no_timer(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
 }
 
+static void test_rnr_forever(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (unsigned k = 0; k < 3; k++) {
+		req_in(&r, PSN, 100 * k);
+		answer_out(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, 1), PSN, 100 * k + 10);
+	}
+	req_in(&r, PSN, 300);
+	answer_out(&r, ACK, PSN, 310);
+	send_wc(&r, XPORT_WC_SUCCESS);
+	probe_expect_rnr_forever(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "each of 3 RNR NAKs");
+
+	/* It completed with an error instead. */
+	r.trace.remote.wc[0].status = XPORT_WC_RNR_RETRY_EXC_ERR;
+	probe_expect_rnr_forever(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+
+	/* It gave up: not sent after the third. */
+	r.trace.n = 6;
+	probe_expect_rnr_forever(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "gave up after 3 RNR NAKs (sent 3 times)");
+}
+
 static void test_retries(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -1196,6 +1223,7 @@ int main(void)
 	RUN(&u, test_silent);
 	RUN(&u, test_ack_timer);
 	RUN(&u, test_no_timer);
+	RUN(&u, test_rnr_forever);
 	RUN(&u, test_retries);
 	RUN(&u, test_resend_from);
 	RUN(&u, test_rnr_wait);
