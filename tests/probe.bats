@@ -17,11 +17,13 @@ teardown() {
 	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 }
 
-# serve ARGS...: probe --serve on a free port ($PORT) in the background.
+# serve ARGS...: probe --serve on a free port ($PORT) in the background; a
+# server that outlives its TERM (an ASan build stuck in its exit-time leak
+# check was seen to spin for half an hour) gets KILL 5 s later.
 serve() {
 	PORT=$(free_port)
 	bg "$BATS_TEST_TMPDIR/serve.out" "$BATS_TEST_TMPDIR/serve.err" \
-		timeout 60 "$RDMAKIT" probe --serve -p "$PORT" "$@"
+		timeout -k 5 60 "$RDMAKIT" probe --serve -p "$PORT" "$@"
 	SERVE=$BG
 	wait_listen "$PORT"
 }

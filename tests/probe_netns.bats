@@ -22,7 +22,7 @@ teardown() {
 
 @test "probe across namespaces: every test passes against the soft engine (the IPv4 ID is informational), the probe on UDP 4791" {
 	bg_ns "$BATS_TEST_TMPDIR/serve.out" "$BATS_TEST_TMPDIR/serve.err" "$NS_R" \
-		timeout 60 "$RDMAKIT" probe --serve --engine soft
+		timeout -k 5 60 "$RDMAKIT" probe --serve --engine soft
 	local srv=$BG
 	wait_listen_ns "$NS_R" 18515
 	run -0 timeout 60 ip netns exec "$NS_S" "$RDMAKIT" -j probe "$IP_R"
@@ -54,7 +54,7 @@ print(len(r))' "$IP_S" "$IP_R"
 		}
 	EOF2
 	bg_ns "$BATS_TEST_TMPDIR/serve.out" "$BATS_TEST_TMPDIR/serve.err" "$NS_R" \
-		timeout 90 "$RDMAKIT" probe --serve --engine soft
+		timeout -k 5 90 "$RDMAKIT" probe --serve --engine soft
 	wait_listen_ns "$NS_R" 18515
 	run timeout 80 ip netns exec "$NS_S" "$RDMAKIT" -j probe --test write_invalid_rkey,duplicate_send,bad_icrc "$IP_R"
 	assert_equal "$status" 1

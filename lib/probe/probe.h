@@ -280,6 +280,7 @@ struct probe_stream {
 	uint64_t cnp_from_ns, cnp_to_ns;	/* the first and last CNP sent */
 	unsigned cnps;
 	bool complete;			/* every packet of the stream arrived */
+	unsigned gaps;			/* PSN gaps NAKed (packets lost on the way in) */
 };
 /* Its data rate before the CNPs, in the second half of them and 10 to
  * 30 ms after: a fall to 3/4 or less is a reaction (pass, with the

@@ -997,7 +997,8 @@ void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream
 		after = stream_gbps(s, s->cnp_to_ns + settle, s->cnp_to_ns + settle + window);
 	if (under > 0.75 * before) {
 		verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them: no "
-			"reaction (no DCQCN reaction point)", before, s->cnps, under);
+			"reaction (no DCQCN reaction point)%s", before, s->cnps, under,
+			s->gaps ? "; packets were lost on the way in, NAKed" : "");
 		return;
 	}
 	if (after < 0)

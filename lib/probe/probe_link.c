@@ -46,6 +46,10 @@ int probe_link_open(struct probe_link *l, const char *addr, char *err)
 		}
 	}
 	getsockname(l->fd, (struct sockaddr *)&l->local, &alen);
+	/* A remote's stream (cnp_reaction) comes in bursts faster than one
+	 * recvmsg a packet drains: room for a few MiB, as far as the host's
+	 * net.core.rmem_max lets (a smaller buffer only costs retransmissions). */
+	setsockopt(l->fd, SOL_SOCKET, SO_RCVBUF, &(int){ 4 << 20 }, sizeof(int));
 	return 0;
 }
 

@@ -616,6 +616,7 @@ static bool stream_packet(struct probe_ctx *c, struct stream_run *sr, const stru
 	struct probe_req ack = { .opcode = OP_RC_ACK, .syndrome = wire_aeth_make(WIRE_AETH_ACK, 31) };
 
 	if (d > 0) {		/* a gap: go-back-N from the one expected */
+		sr->s.gaps++;
 		ack.syndrome = wire_aeth_make(WIRE_AETH_NAK, WIRE_NAK_PSN_SEQ_ERR);
 		ack.psn = sr->next;
 		return probe_send_quiet(c, &ack);
