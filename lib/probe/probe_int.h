@@ -68,6 +68,19 @@ struct probe_ctx {
 	struct probe_result *r;
 };
 
+/* Every remote access a region can grant. */
+#define ALL_ACCESS (XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_READ | XPORT_ACCESS_REMOTE_ATOMIC)
+/* Where the remote's WRITEs and READs go: this side keeps no memory; it
+ * answers as a responder would. */
+#define PROBE_VA 0x10000
+#define PROBE_RKEY 0x1234
+
+/* The longest this side may leave the control channel silent: 10 s, and
+ * a second less than the server's --timeout, after which it drops us. */
+int probe_quiet_limit_ms(const struct probe_ctx *c);
+/* The test cnp_reaction (probe_stream.c). */
+int probe_cnp_reaction(struct probe_ctx *c, struct probe_result *r);
+
 /* Asks the remote for a QP and region as s says (s->peer is filled
  * here); -1 after setting the result to fail. */
 int probe_setup(struct probe_ctx *c, struct probe_setup *s);

@@ -91,6 +91,13 @@ int probe_setup_default(struct probe_ctx *c, int access, unsigned recvs)
 	return probe_setup(c, &s);
 }
 
+int probe_quiet_limit_ms(const struct probe_ctx *c)
+{
+	int ms = c->peer.timeout_s > 0 ? c->peer.timeout_s * 1000 - 1000 : 10000;
+
+	return ms < 1000 ? 1000 : ms > 10000 ? 10000 : ms;
+}
+
 int probe_fetch_state(struct probe_ctx *c)
 {
 	struct probe_trace *t = &c->r->trace;

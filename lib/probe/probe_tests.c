@@ -17,7 +17,6 @@
 #define SETTLE_MS 200
 #define SILENT_MS 300
 
-#define ALL_ACCESS (XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_READ | XPORT_ACCESS_REMOTE_ATOMIC)
 #define REGION_BYTES 4096u
 
 /* A request, placed in the region the remote set up for the test. */
@@ -385,9 +384,6 @@ static int bad_icrc(struct probe_ctx *c, struct probe_result *r)
 /* A timer's resolution on the remote: rxe's timers run on jiffies, 4 ms at
  * Debian's HZ=250; an RNIC's are finer. */
 #define TIMER_RES_US 4000
-/* Where the remote's WRITEs go: this side keeps no memory; it answers. */
-#define PROBE_VA 0x10000
-#define PROBE_RKEY 0x1234
 
 static int requester_setup(struct probe_ctx *c, uint8_t timeout, uint8_t retry_cnt,
 			   uint8_t rnr_retry)
@@ -407,24 +403,15 @@ static int post_one(struct probe_ctx *c, enum probe_post_op op, uint32_t len)
 	return probe_post(c, &w);
 }
 
-/* The longest this side may leave the control channel silent: 10 s, and
- * a second less than the server's --timeout, after which it drops us. */
-static int quiet_limit_ms(const struct probe_ctx *c)
-{
-	int ms = c->peer.timeout_s > 0 ? c->peer.timeout_s * 1000 - 1000 : 10000;
-
-	return ms < 1000 ? 1000 : ms > 10000 ? 10000 : ms;
-}
-
 /* A WRITE from the remote left unanswered: records its transmissions until
  * the remote has been silent for a while (16 timeouts, 1 s at least: an
  * engine may back its timer off) or has clearly retried more than
- * retry_cnt, within quiet_limit_ms. */
+ * retry_cnt, within probe_quiet_limit_ms. */
 static int withhold_acks(struct probe_ctx *c, uint8_t timeout, uint8_t retry_cnt)
 {
 	uint64_t nominal_ms = (4096ull << timeout) / 1000000u;
 	int silence_ms = (int)(16 * nominal_ms > 1000 ? 16 * nominal_ms : 1000), left;
-	uint64_t end = probe_deadline_ms((uint64_t)quiet_limit_ms(c));
+	uint64_t end = probe_deadline_ms((uint64_t)probe_quiet_limit_ms(c));
 	unsigned sent = 0;
 	int i;
 
@@ -567,7 +554,7 @@ static int implied_nak(struct probe_ctx *c, struct probe_result *r)
 	 * to see a resend by the timer: 4 x 1.07 s and a margin. */
 	if (await_request(c, wire_psn_add(p, 1)) >= 0 &&
 	    probe_answer(c, wire_psn_add(p, 1), wire_aeth_make(WIRE_AETH_ACK, 31), 2) &&
-	    (i = await_read(c, quiet_limit_ms(c) < 5000 ? quiet_limit_ms(c) : 5000)) >= 0) {
+	    (i = await_read(c, probe_quiet_limit_ms(c) < 5000 ? probe_quiet_limit_ms(c) : 5000)) >= 0) {
 		if (!respond_read(c, i, 1))
 			return -1;
 		/* Go-back-N sends the WRITE again after the READ: ACK it too. */
@@ -579,160 +566,6 @@ static int implied_nak(struct probe_ctx *c, struct probe_result *r)
 		return -1;
 	probe_expect_implied_nak(r, p, IMPLIED_NAK_TIMEOUT, TIMER_RES_US);
 	return 0;
-}
-
-/* The remote's stream: 8 WRITEs of 1 MiB (8192 packets at MTU 1024).
- * Its rate before, under and after CNPs sent every 100 us for 10 ms,
- * once 512 packets (or 200 ms) have set a baseline. */
-#define STREAM_MSGS 8
-#define STREAM_BYTES (1u << 20)
-#define BASE_PKTS 512
-#define BASE_MS 200
-#define CNP_EVERY_NS 100000u
-#define CNP_PHASE_NS 10000000u
-#define RECOVERY_NS 40000000u
-#define STALL_MS 500
-
-struct stream_run {
-	struct probe_stream s;
-	uint64_t *t;
-	uint32_t next, last;		/* the PSN expected next, the stream's last */
-	uint32_t since_ack;
-	uint64_t next_cnp, cnp_end;	/* 0: not yet */
-	struct probe_raw kept;		/* the latest data packet, kept at the end */
-};
-
-static bool is_write_data(uint8_t op)
-{
-	return op >= OP_RC_WRITE_FIRST && op <= OP_RC_WRITE_ONLY_IMM;
-}
-
-/* A data packet of the stream: counted when new, ACKed as a responder
- * would (each AckReq, and every 16 in between); a gap NAKed. */
-static bool stream_packet(struct probe_ctx *c, struct stream_run *sr, const struct wire_pkt *p,
-			  const struct probe_raw *raw)
-{
-	int32_t d = wire_psn_diff(p->bth.psn, sr->next);
-	struct probe_req ack = { .opcode = OP_RC_ACK, .syndrome = wire_aeth_make(WIRE_AETH_ACK, 31) };
-
-	if (d > 0) {		/* a gap: go-back-N from the one expected */
-		sr->s.gaps++;
-		ack.syndrome = wire_aeth_make(WIRE_AETH_NAK, WIRE_NAK_PSN_SEQ_ERR);
-		ack.psn = sr->next;
-		return probe_send_quiet(c, &ack);
-	}
-	if (d == 0) {
-		if (!sr->s.n)
-			probe_keep(c, raw);	/* the first, as evidence */
-		sr->t[sr->s.n++] = raw->t_ns;
-		sr->kept.len = raw->len;
-		memcpy(sr->kept.buf, raw->buf, raw->len);
-		sr->kept.from = raw->from;
-		sr->kept.t_ns = raw->t_ns;
-		sr->kept.tos = raw->tos;
-		sr->next = wire_psn_add(sr->next, 1);
-		sr->since_ack++;
-	}
-	if (p->bth.ackreq || sr->since_ack >= 16 || d < 0) {
-		ack.psn = wire_psn_add(sr->next, (uint32_t)-1);
-		sr->since_ack = 0;
-		return probe_send_quiet(c, &ack);
-	}
-	return true;
-}
-
-/* CNPs every CNP_EVERY_NS in the CNP phase; the first and last recorded. */
-static bool stream_cnps(struct probe_ctx *c, struct stream_run *sr, uint64_t now)
-{
-	const struct probe_req cnp = { .opcode = OP_CNP };
-	bool last;
-
-	if (!sr->next_cnp || now < sr->next_cnp || now > sr->cnp_end)
-		return true;
-	last = now + CNP_EVERY_NS > sr->cnp_end;
-	if (!sr->s.cnps || last ? !probe_send(c, &cnp) : !probe_send_quiet(c, &cnp))
-		return false;
-	if (!sr->s.cnps++)
-		sr->s.cnp_from_ns = now;
-	sr->s.cnp_to_ns = now;
-	sr->next_cnp = last ? 0 : now + CNP_EVERY_NS;
-	return true;
-}
-
-/* Receives, ACKs and paces the CNPs until the stream is done, stalls, or
- * the recovery window has passed: 0, or -1 (the result says why). */
-static int stream_follow(struct probe_ctx *c, struct stream_run *sr)
-{
-	uint64_t quit = probe_deadline_ms((uint64_t)quiet_limit_ms(c)), stop_at = 0;
-	struct probe_raw raw;
-	unsigned idle_ms = 0;
-
-	while (probe_ms_left(quit) > 0 && !(c->o->stop && *c->o->stop)) {
-		struct wire_pkt p;
-		int got = probe_next_quiet(c, &raw, &p, 1);
-		uint64_t now = probe_link_now_ns();
-
-		if (got < 0)
-			break;
-		if (got == 0 && ++idle_ms >= STALL_MS)
-			break;
-		if (got > 0) {
-			idle_ms = 0;
-			if (is_write_data(p.bth.opcode) && !stream_packet(c, sr, &p, &raw))
-				return -1;
-		}
-		/* The baseline ends at BASE_PKTS packets or BASE_MS after the first. */
-		if (!sr->cnp_end && sr->s.n &&
-		    (sr->s.n >= BASE_PKTS || now >= sr->t[0] + BASE_MS * 1000000ull)) {
-			sr->next_cnp = now;
-			sr->cnp_end = now + CNP_PHASE_NS;
-			stop_at = sr->cnp_end + RECOVERY_NS;
-		}
-		if (!stream_cnps(c, sr, now))
-			return -1;
-		if (sr->s.n && wire_psn_diff(sr->next, sr->last) > 0) {
-			sr->s.complete = true;
-			break;
-		}
-		if (stop_at && now >= stop_at)
-			break;
-	}
-	return 0;
-}
-
-static int cnp_reaction(struct probe_ctx *c, struct probe_result *r)
-{
-	const struct probe_post w = { PROBE_POST_WRITE, STREAM_BYTES, STREAM_MSGS, PROBE_VA,
-				      PROBE_RKEY };
-	struct probe_setup s = probe_setup_defaults(ALL_ACCESS, 0);
-	struct stream_run *sr = calloc(1, sizeof(*sr));
-	int rc = -1;
-
-	/* A time for each packet the stream can have at the smallest MTU. */
-	if (!sr || !(sr->t = calloc(STREAM_MSGS * (STREAM_BYTES / 256), sizeof(*sr->t)))) {
-		snprintf(r->observed, sizeof(r->observed), "out of memory");
-		goto out;
-	}
-	s.mr_bytes = STREAM_BYTES;
-	if (probe_setup(c, &s) < 0 || probe_post(c, &w) < 0)
-		goto out;
-	sr->s.t_ns = sr->t;
-	sr->s.pkt_bytes = c->mtu;
-	sr->next = c->rqp.psn;
-	sr->last = wire_psn_add(c->rqp.psn, STREAM_MSGS * (STREAM_BYTES / c->mtu) - 1);
-	if (stream_follow(c, sr) < 0)
-		goto out;
-	if (sr->s.n > 1)
-		probe_keep(c, &sr->kept);	/* the last, as evidence */
-	if (probe_fetch_state(c) < 0)
-		goto out;
-	probe_expect_cnp_reaction(r, &sr->s);
-	rc = 0;
-out:
-	if (sr)
-		free(sr->t);
-	free(sr);
-	return rc;
 }
 
 static int seq_nak_resend(struct probe_ctx *c, struct probe_result *r)
@@ -943,7 +776,7 @@ static const struct probe_test tests[] = {
 	{ "implied_nak", "requester", "IBTA ch. 9, implied NAK",
 	  "an ACK past an unanswered READ: READ resent at once", implied_nak, NULL, 0 },
 	{ "cnp_reaction", "requester", "IBTA Annex A17 (RoCEv2 CNP); DCQCN",
-	  "its rate falls under CNPs, and recovers", cnp_reaction, NULL, 0 },
+	  "its rate falls under CNPs, and recovers", probe_cnp_reaction, NULL, 0 },
 	{ "ect_data", "packets", "IBTA Annex A17 (RoCEv2 ECN)",
 	  "ECT on every data packet", ect_data, NULL, 0 },
 	{ "ipv4_header", "packets", "IBTA Annex A17 (IPv4 encapsulation); RFC 6864",

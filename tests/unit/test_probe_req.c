@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdmakit probe's analyses of the remote as requester (its timers,
+ * retries and recovery, its rate under CNPs) and of its own packets, on
+ * exchanges laid out by hand so that every verdict comes out both ways.
+ */
+#include <stdlib.h>
+
+#include "probe_fx.h"
+#include "unit.h"
+
+/* A stream: a packet every `gap_us` before `from_us`, every `slow_us` from
+ * there to `to_us`, every `gap_us` after, up to `end_us`; CNPs from..to. */
+static unsigned make_stream(uint64_t *t, unsigned cap, unsigned gap_us, unsigned slow_us,
+			    unsigned from_us, unsigned to_us, unsigned end_us)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0, us = 0; i < cap && us <= end_us; i++) {
+		t[i] = (1000000ull + us) * 1000;
+		n = i + 1;
+		us += us >= from_us && us < to_us ? slow_us : gap_us;
+	}
+	return n;
+}
+
+static void test_cnp_reaction(struct unit *u)
+{
+	static uint64_t t[20000];
+	struct probe_result r = fresh();
+	struct probe_stream st = { .t_ns = t, .pkt_bytes = 1024, .cnps = 50,
+				   .cnp_from_ns = (1000000ull + 20000) * 1000,
+				   .cnp_to_ns = (1000000ull + 30000) * 1000 };
+
+	/* 10 us a packet (0.82 Gb/s), 100 us under the CNPs, back after. */
+	st.n = make_stream(t, 20000, 10, 100, 20000, 30000, 70000);
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "rate fell from 0.8");
+	CHECK_HAS(u, r.observed, "to 0.08");
+	CHECK_HAS(u, r.observed, "0.8");
+
+	/* No change under the CNPs. */
+	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 70000);
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
+	CHECK_HAS(u, r.observed, "no reaction");
+
+	/* The stream ended before the CNPs did: nothing to judge. */
+	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 25000);
+	st.complete = true;
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "ended before the CNPs did");
+}
+
+static void test_ack_timer(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	/* timeout 14: 67.1 ms nominal, up to 268.4 ms allowed. */
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 67500);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "67.500 ms = 1.01 x");
+	/* Within a jiffy short of nominal still passes; 10 ms short does not. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 64000);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r = fresh();
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 57000);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	/* Too late: past 4 x. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 300000);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "allows 67.109 to 268.435 ms");
+	/* Never retransmitted; never sent at all. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	r = fresh();
+	probe_expect_ack_timer(&r, PSN, 14, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+static void test_no_timer(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	req_in(&r, PSN, 0);
+	r.trace.end_ns = 1500000 * 1000ull;
+	probe_expect_no_timer(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "not sent again in 1.5 s");
+
+	req_in(&r, PSN, 1000);
+	probe_expect_no_timer(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "sent again 1.000 ms later");
+
+	r = fresh();
+	probe_expect_no_timer(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+static void test_rnr_forever(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (unsigned k = 0; k < 3; k++) {
+		req_in(&r, PSN, 100 * k);
+		answer_out(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, 1), PSN, 100 * k + 10);
+	}
+	req_in(&r, PSN, 300);
+	answer_out(&r, ACK, PSN, 310);
+	send_wc(&r, XPORT_WC_SUCCESS);
+	probe_expect_rnr_forever(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "each of 3 RNR NAKs");
+
+	/* It completed with an error instead. */
+	r.trace.remote.wc[0].status = XPORT_WC_RNR_RETRY_EXC_ERR;
+	probe_expect_rnr_forever(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+
+	/* It gave up: not sent after the third. */
+	r.trace.n = 6;
+	probe_expect_rnr_forever(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "gave up after 3 RNR NAKs (sent 3 times)");
+}
+
+static void test_retries(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (int i = 0; i < 4; i++)
+		req_in(&r, PSN, (uint64_t)i * 20000);
+	send_wc(&r, XPORT_WC_RETRY_EXC_ERR);
+	probe_expect_retries(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, r.evidence[0], 1);
+	CHECK_EQ(u, r.evidence[1], 4);
+	/* retry_cnt 7 taken as forever (rxe). */
+	r = fresh();
+	for (int i = 0; i < 11; i++)
+		req_in(&r, PSN, (uint64_t)i * 20000);
+	probe_expect_retries(&r, PSN, 7);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "10 retransmissions over 0.2 s for retry_cnt 7");
+	/* Gave up early. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	req_in(&r, PSN, 20000);
+	send_wc(&r, XPORT_WC_RETRY_EXC_ERR);
+	probe_expect_retries(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "gave up after 1 retransmissions");
+	/* The right count, but the work request did not fail. */
+	r = fresh();
+	for (int i = 0; i < 4; i++)
+		req_in(&r, PSN, (uint64_t)i * 20000);
+	send_wc(&r, XPORT_WC_SUCCESS);
+	probe_expect_retries(&r, PSN, 3);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
+static void test_resend_from(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (uint32_t i = 0; i < 4; i++)
+		req_in(&r, PSN + i, i);
+	answer_out(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN + 2, 10);
+	req_in(&r, PSN + 2, 900);
+	req_in(&r, PSN + 3, 901);
+	probe_expect_resend_from(&r, PSN + 2);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, r.evidence[0], 5);
+	CHECK_EQ(u, r.evidence[1], 6);
+	/* Back to the first packet of the message: not what the NAK said. */
+	r = fresh();
+	for (uint32_t i = 0; i < 4; i++)
+		req_in(&r, PSN + i, i);
+	answer_out(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN + 2, 10);
+	req_in(&r, PSN, 900);
+	probe_expect_resend_from(&r, PSN + 2);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "resent from PSN 0x001000 after a NAK naming 0x001002");
+	/* Nothing after the NAK. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	answer_out(&r, nak(WIRE_NAK_PSN_SEQ_ERR), PSN, 10);
+	probe_expect_resend_from(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
+static void test_rnr_wait(struct unit *u)
+{
+	uint8_t code = wire_rnr_timer_code(10240);
+	struct probe_result r = fresh();
+
+	req_in(&r, PSN, 0);
+	answer_out(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, code), PSN, 100);
+	req_in(&r, PSN, 100 + 10500);
+	probe_expect_rnr_wait(&r, PSN, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "for an RNR NAK timer of 10.24 ms");
+	/* Resent at once: the timer ignored. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	answer_out(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, code), PSN, 100);
+	req_in(&r, PSN, 100 + 500);
+	probe_expect_rnr_wait(&r, PSN, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	/* Never resent. */
+	r = fresh();
+	req_in(&r, PSN, 0);
+	answer_out(&r, wire_aeth_make(WIRE_AETH_RNR_NAK, code), PSN, 100);
+	probe_expect_rnr_wait(&r, PSN, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
+/* A packet of the remote's to this side's QP qpn, from UDP port sport, with ToS tos. */
+static void pkt_in(struct probe_result *r, uint32_t qpn, uint16_t sport, uint8_t tos)
+{
+	struct probe_event *e = &r->trace.ev[r->trace.n++];
+
+	*e = (struct probe_event){ .frame = r->trace.n, .rx = true, .opcode = OP_RC_WRITE_MIDDLE,
+				   .dqpn = qpn, .sport = sport, .tos = tos };
+}
+
+/* The remote's READ request: PSN, VA and length. */
+static void read_in(struct probe_result *r, uint32_t psn, uint64_t va, uint32_t len, uint64_t t_us)
+{
+	req_in(r, psn, t_us);
+	r->trace.ev[r->trace.n - 1].opcode = OP_RC_READ_REQUEST;
+	r->trace.ev[r->trace.n - 1].va = va;
+	r->trace.ev[r->trace.n - 1].dmalen = len;
+}
+
+static void read_wc(struct probe_result *r, enum xport_wc_status st, uint64_t bytes)
+{
+	r->trace.remote.wc[r->trace.remote.n_wc++] =
+		(struct xport_wc){ .opcode = XPORT_WC_RDMA_READ, .status = st };
+	r->trace.remote.changed_bytes = bytes;
+}
+
+static void test_read_resume(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	/* First, (Middle lost), Middle, Last; then the READ from the lost one. */
+	read_in(&r, PSN, 0x10000, 4096, 0);
+	answer_out(&r, ACK, PSN, 100);
+	tx(&r, OP_RC_READ_RESPONSE_MIDDLE, PSN + 2, 101);
+	answer_out(&r, ACK, PSN + 3, 102);
+	read_in(&r, PSN + 1, 0x10400, 3072, 400);
+	answer_out(&r, ACK, PSN + 1, 500);
+	read_wc(&r, XPORT_WC_SUCCESS, 4096);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "1024 bytes on, 0.299 ms after the out-of-sequence response (at once");
+	CHECK_EQ(u, r.n_evidence, 5);
+
+	/* By the ACK timer (67.1 ms at 14): still a pass, said so. */
+	r.trace.ev[4].t_ns = 70000 * 1000ull;
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "by the timer");
+	r.trace.ev[4].t_ns = 400 * 1000ull;
+
+	/* Asked again, but it never completed. */
+	r.trace.remote.n_wc = 0;
+	r.n_evidence = 0;
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "did not complete");
+
+	/* The whole READ again: informational. */
+	r.trace.ev[4].psn = PSN;
+	r.trace.ev[4].va = 0x10000;
+	r.trace.ev[4].dmalen = 4096;
+	read_wc(&r, XPORT_WC_SUCCESS, 4096);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+
+	/* From the right PSN, but the VA not moved on. */
+	r.trace.ev[4].psn = PSN + 1;
+	r.trace.ev[4].dmalen = 3072;
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "required: PSN 0x001001, 3072 bytes at +1024");
+
+	/* Never asked again, and completed anyway: data missing. */
+	r = fresh();
+	read_in(&r, PSN, 0x10000, 4096, 0);
+	answer_out(&r, ACK, PSN, 100);
+	answer_out(&r, ACK, PSN + 3, 102);
+	read_wc(&r, XPORT_WC_SUCCESS, 4096);
+	probe_expect_read_resume(&r, PSN, PSN + 1, 1024, 14);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "completed successfully with the response");
+}
+
+static void test_implied_nak(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	read_in(&r, PSN, 0x10000, 64, 0);
+	req_in(&r, PSN + 1, 10);		/* the WRITE */
+	answer_out(&r, ACK, PSN + 1, 1000);
+	read_in(&r, PSN, 0x10000, 64, 1100);
+	answer_out(&r, ACK, PSN, 1200);
+	read_wc(&r, XPORT_WC_SUCCESS, 64);
+	probe_expect_implied_nak(&r, PSN, 18, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "0.100 ms after the ACK");
+
+	/* Resent only when the ACK timer (1073.7 ms at 18) ran out. */
+	r.trace.ev[3].t_ns = (1000 + 1074000) * 1000ull;
+	probe_expect_implied_nak(&r, PSN, 18, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "by its ACK timer");
+
+	/* Not resent, and completed without its data. */
+	r.trace.n = 3;
+	probe_expect_implied_nak(&r, PSN, 18, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "completed successfully, unanswered");
+
+	/* Not resent at all. */
+	r.trace.remote.n_wc = 0;
+	probe_expect_implied_nak(&r, PSN, 18, 4000);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "not sent again");
+}
+
+static void test_packets(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	/* ECN: all ECT, none (rxe), some. */
+	pkt_in(&r, 1, 5000, WIRE_ECT0);
+	pkt_in(&r, 1, 5000, WIRE_ECT1);
+	probe_expect_ect(&r);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r = fresh();
+	pkt_in(&r, 1, 5000, 0);
+	pkt_in(&r, 1, 5000, 0);
+	probe_expect_ect(&r);
+	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
+	r = fresh();
+	pkt_in(&r, 1, 5000, WIRE_ECT0);
+	pkt_in(&r, 1, 5000, 0);
+	probe_expect_ect(&r);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 of its 2 data packets");
+	/* CE-marked on the way: it left ECN-capable. */
+	r = fresh();
+	pkt_in(&r, 1, 5000, WIRE_CE);
+	probe_expect_ect(&r);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+
+	/* DSCP. */
+	r = fresh();
+	pkt_in(&r, 1, 5000, 26 << 2 | WIRE_ECT0);
+	pkt_in(&r, 1, 5000, 26 << 2);
+	probe_expect_dscp(&r, 26);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r = fresh();
+	pkt_in(&r, 1, 5000, 26 << 2);
+	pkt_in(&r, 1, 5000, 0);
+	probe_expect_dscp(&r, 26);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 of its 2 packets carry DSCP 0");
+
+	/* Source ports: one per QP, one for both, several for one. */
+	r = fresh();
+	pkt_in(&r, 1, 5000, 0);
+	pkt_in(&r, 2, 5001, 0);
+	probe_expect_sports(&r, 1, 2);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r = fresh();
+	pkt_in(&r, 1, 4791, 0);
+	pkt_in(&r, 2, 4791, 0);
+	probe_expect_sports(&r, 1, 2);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	r = fresh();
+	pkt_in(&r, 1, 5000, 0);
+	pkt_in(&r, 1, 5002, 0);
+	pkt_in(&r, 2, 5001, 0);
+	probe_expect_sports(&r, 1, 2);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	r = fresh();
+	pkt_in(&r, 1, 5000, 0);
+	probe_expect_sports(&r, 1, 2);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+/* The remote's packet with its solved IPv4 ID and DF bit (ok: solvable). */
+static void ip_in(struct probe_result *r, bool ok, bool df, uint16_t id)
+{
+	pkt_in(r, 0xD000, 50000, 0);
+	r->trace.ev[r->trace.n - 1].icrc_ok = ok;
+	r->trace.ev[r->trace.n - 1].df = df;
+	r->trace.ev[r->trace.n - 1].ip_id = id;
+}
+
+static void test_ipv4(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	for (int k = 0; k < 4; k++)
+		ip_in(&r, true, true, 0);
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_HAS(u, r.observed, "DF set, IPv4 ID 0");
+
+	/* IDs counting up, as rxe's: allowed under DF. */
+	for (int k = 0; k < 4; k++)
+		r.trace.ev[k].ip_id = (uint16_t)(0x2F10 + k);
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_INFO);
+	CHECK_HAS(u, r.observed, "0x2f10 to 0x2f13 (0 of them 0)");
+
+	/* One without DF. */
+	r.trace.ev[2].df = false;
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "1 of its 4 packets have DF clear");
+
+	/* One whose ICRC no ID makes hold. */
+	r.trace.ev[1].icrc_ok = false;
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "a bad ICRC");
+
+	r = fresh();
+	probe_expect_ipv4(&r);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
+static void test_msn(struct unit *u)
+{
+	struct probe_result r = fresh();
+
+	tx(&r, OP_RC_WRITE_ONLY, PSN, 0);
+	rx(&r, ACK, PSN, 80);
+	tx(&r, OP_RC_WRITE_ONLY, PSN + 1, 100);
+	rx(&r, ACK, PSN + 1, 180);
+	r.trace.ev[1].msn = 1;
+	r.trace.ev[3].msn = 2;
+	probe_expect_msn(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	r.trace.ev[3].msn = 1;
+	probe_expect_msn(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "MSNs 1 and 1");
+	r.trace.n = 3;
+	probe_expect_msn(&r, PSN);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+}
+
+int main(void)
+{
+	struct unit u = { 0 };
+
+	RUN(&u, test_cnp_reaction);
+	RUN(&u, test_ack_timer);
+	RUN(&u, test_no_timer);
+	RUN(&u, test_rnr_forever);
+	RUN(&u, test_retries);
+	RUN(&u, test_resend_from);
+	RUN(&u, test_rnr_wait);
+	RUN(&u, test_read_resume);
+	RUN(&u, test_implied_nak);
+	RUN(&u, test_packets);
+	RUN(&u, test_ipv4);
+	RUN(&u, test_msn);
+	return unit_done(&u);
+}
