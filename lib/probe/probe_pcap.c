@@ -14,13 +14,14 @@
 #include <string.h>
 
 #include "probe_int.h"
+#include "source.h"
 
 #define LINKTYPE_IPV4 228
 
+/* capture -w's file sink, on a pcap handle of our own link type. */
 struct probe_pcap {
 	pcap_t *dead;
-	pcap_dumper_t *d;
-	const char *path;
+	struct sink sink;
 };
 
 int probe_pcap_open(struct probe_pcap **out, const char *path, char *err)
@@ -30,15 +31,14 @@ int probe_pcap_open(struct probe_pcap **out, const char *path, char *err)
 	*out = NULL;
 	if (!w)
 		return snprintf(err, XPORT_ERR_LEN, "out of memory"), -1;
-	w->path = path;
 	w->dead = pcap_open_dead_with_tstamp_precision(LINKTYPE_IPV4, 65535,
 						       PCAP_TSTAMP_PRECISION_NANO);
-	errno = 0;
-	if (!w->dead || !(w->d = pcap_dump_open(w->dead, path))) {
-		snprintf(err, XPORT_ERR_LEN, "cannot write '%.300s': %s; check the -w path", path,
-			 errno ? strerror(errno) : "libpcap failed");
-		if (w->dead)
-			pcap_close(w->dead);
+	if (!w->dead) {
+		free(w);
+		return snprintf(err, XPORT_ERR_LEN, "libpcap could not make a handle for -w"), -1;
+	}
+	if (sink_open(&w->sink, w->dead, path, 0, 0, false, err) < 0) {
+		pcap_close(w->dead);
 		free(w);
 		return -1;
 	}
@@ -50,12 +50,15 @@ void probe_pcap_write(struct probe_pcap *w, uint64_t t_ns, const uint8_t *frame,
 {
 	struct pcap_pkthdr h = {
 		.ts = { .tv_sec = (time_t)(t_ns / 1000000000u),
-			.tv_usec = (suseconds_t)(t_ns % 1000000000u) },	/* ns: a nano dumper */
+			.tv_usec = (suseconds_t)(t_ns % 1000000000u) },	/* ns: a nano handle */
 		.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len,
 	};
+	char err[SOURCE_ERR_LEN];
 
+	/* No rotation and no per-packet flush: this cannot fail here; a write
+	 * error shows at close, in the stream's error flag. */
 	if (w)
-		pcap_dump((u_char *)w->d, &h, frame);
+		sink_write(&w->sink, &h, frame, err);
 }
 
 void probe_pcap_write_rx(struct probe_pcap *w, const struct probe_event *e,
@@ -88,12 +91,11 @@ int probe_pcap_close(struct probe_pcap *w, char *err)
 
 	if (!w)
 		return 0;
-	/* A write that failed during the run shows in the stream's error flag. */
-	if (pcap_dump_flush(w->d) < 0 || ferror(pcap_dump_file(w->d))) {
-		snprintf(err, XPORT_ERR_LEN, "writing '%.300s': %s", w->path, strerror(errno));
+	if (pcap_dump_flush(w->sink.d) < 0 || ferror(pcap_dump_file(w->sink.d))) {
+		snprintf(err, XPORT_ERR_LEN, "writing '%.300s': %s", w->sink.path, strerror(errno));
 		rc = -1;
 	}
-	pcap_dump_close(w->d);
+	sink_close(&w->sink);
 	pcap_close(w->dead);
 	free(w);
 	return rc;
