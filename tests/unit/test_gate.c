@@ -127,10 +127,28 @@ struct flood {
 	uint16_t port;
 	int fds[FLOOD];
 	int n;
+	int established;	/* of the n, connected before the client started */
 	int64_t client_start_ms;
 	struct cli c;
 	pthread_t th;
 };
+
+/* How many of fds finish their handshake within timeout_ms (each polled in
+ * turn).  One the gate has already reset counts: it got through. */
+static int wait_established(const int *fds, int n, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	int up = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct pollfd pf = { .fd = fds[i], .events = POLLOUT };
+		int64_t left = deadline - now_ms();
+
+		if (left > 0 && poll(&pf, 1, (int)left) > 0)
+			up++;
+	}
+	return up;
+}
 
 static void *flood_main(void *arg)
 {
@@ -146,6 +164,10 @@ static void *flood_main(void *arg)
 			raw_write(fd, junk, i % 4 == 1 ? sizeof(junk) - 1 : 7);
 		f->fds[f->n++] = fd;
 	}
+	/* The real client comes only once every flood connection is up: the
+	 * kernel hands them over in order, so the gate must get past all of
+	 * them first, however the threads are scheduled. */
+	f->established = wait_established(f->fds, f->n, 30000);
 	f->client_start_ms = now_ms();
 	if (cli_start(&f->c, f->port, NULL) == 0)
 		pthread_join(f->c.th, NULL);
@@ -166,9 +188,11 @@ static void test_flood(struct unit *u)
 		u->failures++;
 		return;
 	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < FLOOD + 200 &&
-	    rl.rlim_max >= FLOOD + 200) {
+	/* Raising the hard limit too works as root (CI) and fails harmlessly otherwise. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < FLOOD + 200) {
 		rl.rlim_cur = FLOOD + 200;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < FLOOD + 200) {
@@ -195,12 +219,22 @@ static void test_flood(struct unit *u)
 		printf("#   gate: %s\n", err);
 	pthread_join(f->th, NULL);
 	CHECK_EQ(u, f->n, FLOOD);
+	CHECK_EQ(u, f->established, FLOOD);
 	CHECK_EQ(u, f->c.rc, 0);
 	if (f->c.rc)
 		printf("#   client: %s\n", f->c.err);
+	CHECK(u, f->c.took_ms < 5000);
+	/* A handshake the kernel finished late may still be queued behind the
+	 * client: the gate takes those in and drops them on its next waits. */
+	for (int64_t end = now_ms() + 5000;
+	     oob_gate_dropped(g) < FLOOD - OOB_GATE_MIN_PENDING && now_ms() < end;) {
+		struct oob extra;
+
+		if (oob_gate_accept(g, 200, NULL, &extra, err) == 0)
+			oob_close(&extra);
+	}
 	printf("#   client served in %lld ms while %d junk and silent connections were held; "
 	       "%lu dropped\n", (long long)f->c.took_ms, f->n, oob_gate_dropped(g));
-	CHECK(u, f->c.took_ms < 5000);
 	CHECK(u, oob_gate_dropped(g) >= FLOOD - OOB_GATE_MIN_PENDING);
 	for (int i = 0; i < f->n; i++)
 		close(f->fds[i]);
