@@ -50,7 +50,8 @@ struct probe_event {
 	uint32_t payload_len;
 	uint64_t va;		/* RETH, for the opcodes that carry one */
 	uint32_t dmalen;
-	uint64_t orig;		/* rx: an atomic ACK's original value */
+	uint64_t orig;		/* an atomic ACK's original value */
+	uint64_t swap_add, compare;	/* rx: an atomic request's AtomicETH (its VA in va) */
 	uint64_t data;		/* rx: the payload's first 8 bytes, big-endian */
 	/* rx: the IPv4 header a UDP socket hides, solved from the ICRC: the ID
 	 * and DF bit that make it hold (icrc_ok false: none does). */
@@ -66,6 +67,8 @@ struct probe_event {
 struct probe_remote_state {
 	uint64_t changed_bytes;		/* bytes of its region that no longer hold the fill */
 	uint64_t first_changed;		/* offset of the first such byte */
+	uint8_t head[8];		/* the region's first 8 bytes: where a FETCH_ADD
+					 * it posted put the original value */
 	unsigned n_wc;
 	struct xport_wc wc[PROBE_MAX_WC];
 	bool qp_error;			/* a completion with an error status was seen */
@@ -269,6 +272,13 @@ void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t los
  * timer (`timeout`) runs out, and complete once answered. */
 void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t timeout,
 			      uint32_t res_us);
+/* The remote's FETCH_ADD of `add` at va, sent at psn; this side leaves
+ * its first transmission unanswered, as if the ATOMIC ACK were lost, and
+ * answers the retry with the original value `orig`: the retry must repeat
+ * the request unchanged, and the work complete with orig in its buffer
+ * (in either byte order: the verbs API leaves it to the host). */
+void probe_expect_atomic_resend(struct probe_result *r, uint32_t psn, uint64_t va, uint64_t add,
+				uint64_t orig);
 
 /* A stream of WRITEs from the remote, ACKed as it comes, with CNPs sent
  * to its QP for a while: the arrival time of each new data packet, and

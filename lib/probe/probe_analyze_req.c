@@ -190,6 +190,17 @@ static const struct probe_event *read_request(const struct probe_trace *t, unsig
 	return NULL;
 }
 
+/* The completion of the one work request a test posted (a receive's aside:
+ * an error completion's opcode is undefined in verbs). */
+static const struct xport_wc *work_completion(const struct probe_trace *t)
+{
+	for (unsigned i = 0; t->remote_known && i < t->remote.n_wc; i++)
+		if (t->remote.wc[i].opcode != XPORT_WC_RECV &&
+		    t->remote.wc[i].opcode != XPORT_WC_RECV_RDMA_WITH_IMM)
+			return &t->remote.wc[i];
+	return NULL;
+}
+
 static const struct xport_wc *read_completion(const struct probe_trace *t)
 {
 	for (unsigned i = 0; t->remote_known && i < t->remote.n_wc; i++)
@@ -269,6 +280,67 @@ void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t los
 			"; required: PSN 0x%06x, %u bytes at +%u", retry->psn, retry->dmalen,
 			retry->va - orig->va, lost, orig->dmalen - skip, skip);
 	}
+}
+
+void probe_expect_atomic_resend(struct probe_result *r, uint32_t psn, uint64_t va, uint64_t add,
+				uint64_t orig)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *first, *again, *ack = NULL;
+	const struct xport_wc *wc = work_completion(t);
+	uint64_t le = 0, be = 0;
+	char seen[160];
+
+	if (!first_two_sends(r, psn, &first, &again))
+		return;
+	if (first->opcode != OP_RC_FETCH_ADD || first->va != va || first->swap_add != add) {
+		pa_verdict(r, PROBE_DEVIATION, "the request at PSN 0x%06x is opcode 0x%02x, VA 0x%"
+			PRIx64 ", add %" PRIu64 "; posted: FETCH_ADD (0x%02x) of %" PRIu64 " at VA 0x%"
+			PRIx64, psn, first->opcode, first->va, first->swap_add, OP_RC_FETCH_ADD, add, va);
+		return;
+	}
+	if (!again) {
+		if (wc && wc->status == XPORT_WC_SUCCESS)
+			pa_verdict(r, PROBE_DEVIATION, "the FETCH_ADD completed successfully with no "
+				"atomic ACK received");
+		else
+			pa_verdict(r, PROBE_DEVIATION, "the FETCH_ADD at PSN 0x%06x never sent again "
+				"after its ACK was lost (required: when its ACK timer runs out)", psn);
+		return;
+	}
+	pa_cite(r, again);
+	if (again->opcode != first->opcode || again->va != first->va ||
+	    again->swap_add != first->swap_add || again->compare != first->compare) {
+		pa_verdict(r, PROBE_DEVIATION, "sent again as opcode 0x%02x, VA 0x%" PRIx64 ", add %"
+			PRIu64 ": a retry must repeat the request unchanged", again->opcode, again->va,
+			again->swap_add);
+		return;
+	}
+	for (unsigned i = again->frame; i < t->n && !ack; i++)
+		if (!t->ev[i].rx && t->ev[i].opcode == OP_RC_ATOMIC_ACK)
+			ack = &t->ev[i];
+	if (ack)
+		pa_cite(r, ack);
+	snprintf(seen, sizeof(seen), "the FETCH_ADD sent again unchanged %.3f ms after its ACK was "
+		 "lost", (double)(again->t_ns - first->t_ns) / 1e6);
+	for (int i = 7; i >= 0; i--) {
+		le = le << 8 | t->remote.head[i];
+		be = be << 8 | t->remote.head[7 - i];
+	}
+	if (!ack)
+		pa_verdict(r, PROBE_FAIL, "%s, but this side could not answer it", seen);
+	else if (!t->remote_known)
+		pa_verdict(r, PROBE_FAIL, "%s, but the remote did not report its completions", seen);
+	else if (!wc || wc->status != XPORT_WC_SUCCESS)
+		pa_verdict(r, PROBE_DEVIATION, "%s, but it %s once answered", seen,
+			wc ? xport_wc_status_str(wc->status) : "did not complete");
+	else if (le != orig && be != orig)
+		pa_verdict(r, PROBE_DEVIATION, "%s, but its buffer holds 0x%016" PRIx64 " (as "
+			"little-endian), not the original value 0x%016" PRIx64 " answered", seen, le,
+			orig);
+	else
+		pa_verdict(r, PROBE_PASS, "%s; completed with the original value answered in its "
+			"buffer (%s)", seen, le == orig ? "little-endian" : "big-endian");
 }
 
 void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t timeout,

@@ -105,8 +105,9 @@ struct probe_req {
 	uint8_t byte;			/* the payload's every byte */
 	bool corrupt_icrc;
 	bool ce;			/* marked Congestion Experienced (else ECT(0)) */
-	uint8_t syndrome;		/* OP_RC_ACK: the AETH */
+	uint8_t syndrome;		/* OP_RC_ACK and OP_RC_ATOMIC_ACK: the AETH */
 	uint32_t msn;
+	uint64_t orig;			/* OP_RC_ATOMIC_ACK: the original value */
 };
 
 /* Builds and sends it, and records it; the frame number, or 0 on failure

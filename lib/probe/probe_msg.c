@@ -77,13 +77,14 @@ json_t *probe_msg_setup(const struct probe_setup *s)
 			 "rd_atomic", s->rd_atomic, "peer", ctl_qp_json(&s->peer));
 }
 
-static const char *const post_ops[] = { "write", "send", "read", NULL };
+static const char *const post_ops[] = { "write", "send", "read", "fetch_add", NULL };
 
 json_t *probe_msg_post(const struct probe_post *w)
 {
-	return json_pack("{s:{s:s, s:I, s:i, s:I, s:I}}", "post", "op", post_ops[w->op], "len",
+	return json_pack("{s:{s:s, s:I, s:i, s:I, s:I, s:I}}", "post", "op", post_ops[w->op], "len",
 			 (json_int_t)w->len, "count", (int)w->count, "remote_va",
-			 (json_int_t)w->remote_va, "rkey", (json_int_t)w->rkey);
+			 (json_int_t)w->remote_va, "rkey", (json_int_t)w->rkey, "add",
+			 (json_int_t)w->add);
 }
 
 json_t *probe_msg_post_reply(void)
@@ -93,22 +94,23 @@ json_t *probe_msg_post_reply(void)
 
 static int post_parse(json_t *j, struct probe_post *w, char *err)
 {
-	json_int_t len, count, va, rkey;
+	json_int_t len, count, va, rkey, add;
 	const char *op;
 	int i;
 
-	if (json_unpack(j, "{s:s, s:I, s:I, s:I, s:I!}", "op", &op, "len", &len, "count", &count,
-			"remote_va", &va, "rkey", &rkey) < 0)
+	if (json_unpack(j, "{s:s, s:I, s:I, s:I, s:I, s:I!}", "op", &op, "len", &len, "count",
+			&count, "remote_va", &va, "rkey", &rkey, "add", &add) < 0)
 		return malformed(err, "post", "fields");
 	for (i = 0; post_ops[i] && strcmp(post_ops[i], op); i++)
 		;
 	/* The data comes from the remote's own region: len is checked
 	 * against it when the work is posted. */
 	if (!post_ops[i] || !in(len, 0, PROBE_MAX_MR_BYTES) || !in(count, 1, PROBE_MAX_POSTS) ||
-	    va < 0 || !in(rkey, 0, UINT32_MAX))
+	    va < 0 || !in(rkey, 0, UINT32_MAX) || add < 0 ||
+	    (i == PROBE_POST_FETCH_ADD && len != 8))
 		return malformed(err, "post", "a value out of range");
 	*w = (struct probe_post){ (enum probe_post_op)i, (uint32_t)len, (unsigned)count,
-				  (uint64_t)va, (uint32_t)rkey };
+				  (uint64_t)va, (uint32_t)rkey, (uint64_t)add };
 	return 0;
 }
 
@@ -215,6 +217,22 @@ int probe_msg_setup_reply_parse(json_t *j, struct xport_qp_info *qp, struct prob
 	return 0;
 }
 
+/* Exactly n integers 0..255 from a JSON array: 0, or -1. */
+static int byte_array(json_t *a, uint8_t *out, size_t n)
+{
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(a) || json_array_size(a) != n)
+		return -1;
+	json_array_foreach(a, i, v) {
+		if (!json_is_integer(v) || !in(json_integer_value(v), 0, 255))
+			return -1;
+		out[i] = (uint8_t)json_integer_value(v);
+	}
+	return 0;
+}
+
 json_t *probe_msg_state(const struct probe_remote_state *s)
 {
 	json_t *wcs = json_array();
@@ -225,22 +243,27 @@ json_t *probe_msg_state(const struct probe_remote_state *s)
 						     (int)s->wc[i].status, "opcode",
 						     (int)s->wc[i].opcode, "byte_len",
 						     (json_int_t)s->wc[i].byte_len));
-	return json_pack("{s:{s:I, s:I, s:o}}", "state", "changed_bytes",
+	json_t *head = json_array();
+
+	for (size_t i = 0; i < sizeof(s->head); i++)
+		json_array_append_new(head, json_integer(s->head[i]));
+	return json_pack("{s:{s:I, s:I, s:o, s:o}}", "state", "changed_bytes",
 			 (json_int_t)s->changed_bytes, "first_changed",
-			 (json_int_t)s->first_changed, "wc", wcs);
+			 (json_int_t)s->first_changed, "head", head, "wc", wcs);
 }
 
 int probe_msg_state_parse(json_t *j, struct probe_remote_state *s, char *err)
 {
 	json_int_t changed, first;
-	json_t *wcs, *w;
+	json_t *wcs, *w, *head;
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
-	if (json_unpack(j, "{s:{s:I, s:I, s:o!}!}", "state", "changed_bytes", &changed,
-			"first_changed", &first, "wc", &wcs) < 0 || !json_is_array(wcs) ||
-	    !in(changed, 0, PROBE_MAX_MR_BYTES) || !in(first, 0, PROBE_MAX_MR_BYTES) ||
-	    json_array_size(wcs) > PROBE_MAX_WC)
+	if (json_unpack(j, "{s:{s:I, s:I, s:o, s:o!}!}", "state", "changed_bytes", &changed,
+			"first_changed", &first, "head", &head, "wc", &wcs) < 0 ||
+	    !json_is_array(wcs) || !in(changed, 0, PROBE_MAX_MR_BYTES) ||
+	    !in(first, 0, PROBE_MAX_MR_BYTES) || json_array_size(wcs) > PROBE_MAX_WC ||
+	    byte_array(head, s->head, sizeof(s->head)) < 0)
 		return malformed(err, "state", "fields");
 	s->changed_bytes = (uint64_t)changed;
 	s->first_changed = (uint64_t)first;

@@ -19,7 +19,7 @@
 
 #include "probe.h"
 
-#define PROBE_PROTO_VERSION 2
+#define PROBE_PROTO_VERSION 3
 
 /* What one test asks of the remote's QP and memory.  Limits: a server
  * never allocates more than PROBE_MAX_MR_BYTES + the receives' bytes. */
@@ -47,15 +47,17 @@ struct probe_mr_info {
 
 /* Work the remote's QP is to post, as the requester a test examines:
  * `count` messages of `len` bytes from the start of its region, to the
- * probe's (made up) va and rkey for WRITE and READ. */
+ * probe's (made up) va and rkey for WRITE, READ and FETCH_ADD (whose len
+ * is 8: the original value lands in the region's first 8 bytes). */
 #define PROBE_MAX_POSTS 8
-enum probe_post_op { PROBE_POST_WRITE, PROBE_POST_SEND, PROBE_POST_READ };
+enum probe_post_op { PROBE_POST_WRITE, PROBE_POST_SEND, PROBE_POST_READ, PROBE_POST_FETCH_ADD };
 struct probe_post {
 	enum probe_post_op op;
 	uint32_t len;
 	unsigned count;
 	uint64_t remote_va;
 	uint32_t rkey;
+	uint64_t add;			/* FETCH_ADD: what to add (below 2^63: JSON integers) */
 };
 
 enum probe_req_kind { PROBE_REQ_SETUP, PROBE_REQ_POST, PROBE_REQ_STATE, PROBE_REQ_TEARDOWN };

@@ -164,6 +164,7 @@ static unsigned send_req(struct probe_ctx *c, const struct probe_req *q, bool ke
 	p.reth = (struct wire_reth){ q->va, q->rkey, q->dmalen };
 	p.aeth = (struct wire_aeth){ q->syndrome, q->msn };
 	p.atomiceth = (struct wire_atomiceth){ q->va, q->rkey, q->swap_add, q->compare };
+	p.atomicacketh.orig = q->orig;
 	len = wire_build(frame, sizeof(frame), &p, payload, q->len);
 	if (!len) {
 		fail(c->r, "%s", "the probe could not build its request");
@@ -197,6 +198,8 @@ static unsigned send_req(struct probe_ctx *c, const struct probe_req *q, bool ke
 		e->va = q->va;
 		e->dmalen = q->dmalen;
 	}
+	if (op->ext & WIRE_X_ATOMICACKETH)
+		e->orig = q->orig;
 	return e->frame;
 }
 
@@ -236,6 +239,11 @@ static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t
 	if (p.ext & WIRE_X_RETH) {
 		e->va = p.reth.va;
 		e->dmalen = p.reth.dmalen;
+	}
+	if (p.ext & WIRE_X_ATOMICETH) {
+		e->va = p.atomiceth.va;
+		e->swap_add = p.atomiceth.swap_add;
+		e->compare = p.atomiceth.compare;
 	}
 	e->tos = tos;
 	e->sport = sport;

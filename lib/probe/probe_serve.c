@@ -137,6 +137,7 @@ static int post(struct serve *s, const struct probe_post *w, char *err)
 	static const enum xport_wr_opcode ops[] = {
 		[PROBE_POST_WRITE] = XPORT_WR_RDMA_WRITE, [PROBE_POST_SEND] = XPORT_WR_SEND,
 		[PROBE_POST_READ] = XPORT_WR_RDMA_READ,
+		[PROBE_POST_FETCH_ADD] = XPORT_WR_ATOMIC_FETCH_AND_ADD,
 	};
 
 	if (!s->have_qp)
@@ -149,7 +150,7 @@ static int post(struct serve *s, const struct probe_post *w, char *err)
 		struct xport_send_wr wr = {
 			.wr_id = 1000 + i, .opcode = ops[w->op], .signaled = true,
 			.sge = { (uint64_t)(uintptr_t)s->q.buf, w->len, s->q.mr->lkey },
-			.remote_addr = w->remote_va, .rkey = w->rkey,
+			.remote_addr = w->remote_va, .rkey = w->rkey, .compare_add = w->add,
 		};
 
 		if (xport_post_send(s->q.qp, &wr, err) < 0)
@@ -165,6 +166,7 @@ static json_t *state(struct serve *s)
 	if (s->have_qp) {
 		poll_cq(s);
 		st = s->q.state;
+		memcpy(st.head, s->q.buf, s->q.len < sizeof(st.head) ? s->q.len : sizeof(st.head));
 		for (uint32_t i = 0; i < s->q.len; i++)
 			if (s->q.buf[i] != s->q.fill && !st.changed_bytes++)
 				st.first_changed = i;

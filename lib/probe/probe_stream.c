@@ -132,7 +132,7 @@ static int stream_follow(struct probe_ctx *c, struct stream_run *sr)
 int probe_cnp_reaction(struct probe_ctx *c, struct probe_result *r)
 {
 	const struct probe_post w = { PROBE_POST_WRITE, STREAM_BYTES, STREAM_MSGS, PROBE_VA,
-				      PROBE_RKEY };
+				      PROBE_RKEY, 0 };
 	struct probe_setup s = probe_setup_defaults(ALL_ACCESS, 0);
 	struct stream_run *sr = calloc(1, sizeof(*sr));
 	int rc = -1;

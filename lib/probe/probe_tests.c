@@ -398,7 +398,7 @@ static int requester_setup(struct probe_ctx *c, uint8_t timeout, uint8_t retry_c
 
 static int post_one(struct probe_ctx *c, enum probe_post_op op, uint32_t len)
 {
-	const struct probe_post w = { op, len, 1, PROBE_VA, PROBE_RKEY };
+	const struct probe_post w = { op, len, 1, PROBE_VA, PROBE_RKEY, 0 };
 
 	return probe_post(c, &w);
 }
@@ -535,14 +535,45 @@ judge:
 	return 0;
 }
 
+/* The remote's FETCH_ADD, its first ATOMIC ACK "lost": the add and the
+ * original value this side answers, each with distinct bytes, so that a
+ * value in the wrong byte order or from the wrong place shows. */
+#define LOST_ATOMIC_ADD 0x0102030405060708ull
+#define LOST_ATOMIC_ORIG 0x1122334455667788ull
+
+static int lost_atomic_ack(struct probe_ctx *c, struct probe_result *r)
+{
+	const struct probe_post w = { PROBE_POST_FETCH_ADD, 8, 1, PROBE_VA, PROBE_RKEY,
+				      LOST_ATOMIC_ADD };
+	uint32_t p;
+
+	if (requester_setup(c, 14, 7, 7) < 0 || probe_post(c, &w) < 0)
+		return -1;
+	p = c->rqp.psn;
+	if (await_request(c, p) >= 0 && await_request(c, p) >= 0) {
+		const struct probe_req ack = {
+			.opcode = OP_RC_ATOMIC_ACK, .psn = p, .msn = 1, .orig = LOST_ATOMIC_ORIG,
+			.syndrome = wire_aeth_make(WIRE_AETH_ACK, 31),
+		};
+
+		if (!probe_send(c, &ack))
+			return -1;
+	}
+	probe_collect(c, -1, SETTLE_MS, 0);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_atomic_resend(r, p, PROBE_VA, LOST_ATOMIC_ADD, LOST_ATOMIC_ORIG);
+	return 0;
+}
+
 /* QP timeout 18 (1.07 s): a READ sent again within that came from the
  * implied NAK, not from the timer. */
 #define IMPLIED_NAK_TIMEOUT 18
 
 static int implied_nak(struct probe_ctx *c, struct probe_result *r)
 {
-	const struct probe_post rd = { PROBE_POST_READ, 64, 1, PROBE_VA, PROBE_RKEY };
-	const struct probe_post wr = { PROBE_POST_WRITE, 64, 1, PROBE_VA + 64, PROBE_RKEY };
+	const struct probe_post rd = { PROBE_POST_READ, 64, 1, PROBE_VA, PROBE_RKEY, 0 };
+	const struct probe_post wr = { PROBE_POST_WRITE, 64, 1, PROBE_VA + 64, PROBE_RKEY, 0 };
 	uint32_t p;
 	int i;
 
@@ -773,6 +804,9 @@ static const struct probe_test tests[] = {
 	  NULL, 0 },
 	{ "lost_read_response", "requester", "IBTA ch. 9, READ response out of sequence",
 	  "READ asked again from the lost response on; completes", lost_read_response, NULL, 0 },
+	{ "lost_atomic_ack", "requester", "IBTA ch. 9, atomic operations; ACK timeout",
+	  "FETCH_ADD resent unchanged; completes with the value answered", lost_atomic_ack,
+	  NULL, PROBE_NEEDS_ATOMICS },
 	{ "implied_nak", "requester", "IBTA ch. 9, implied NAK",
 	  "an ACK past an unanswered READ: READ resent at once", implied_nak, NULL, 0 },
 	{ "cnp_reaction", "requester", "IBTA Annex A17 (RoCEv2 CNP); DCQCN",

@@ -603,7 +603,9 @@ static void test_messages(struct unit *u)
 	}
 
 	{
-		struct probe_post post = { PROBE_POST_READ, 4096, 2, 0x10000, 0x1234 };
+		struct probe_post post = { PROBE_POST_READ, 4096, 2, 0x10000, 0x1234, 0 };
+		struct probe_post fa = { PROBE_POST_FETCH_ADD, 8, 1, 0x10000, 0x1234,
+					 0x0102030405060708ull };
 
 		j = probe_msg_post(&post);
 		CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
@@ -615,7 +617,18 @@ static void test_messages(struct unit *u)
 		CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
 		json_decref(j);
 		CHECK_EQ(u, parse_req("{\"post\": {\"op\": \"atomic\", \"len\": 8, \"count\": 1, "
-				      "\"remote_va\": 0, \"rkey\": 0}}", &k, &back, err), -1);
+				      "\"remote_va\": 0, \"rkey\": 0, \"add\": 0}}", &k, &back, err), -1);
+		/* A FETCH_ADD carries its add, and is 8 bytes long or refused. */
+		j = probe_msg_post(&fa);
+		CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
+		CHECK_EQ(u, w.op, PROBE_POST_FETCH_ADD);
+		CHECK_EQ(u, w.add, 0x0102030405060708ull);
+		json_object_set_new(json_object_get(j, "post"), "len", json_integer(16));
+		CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
+		json_object_set_new(json_object_get(j, "post"), "len", json_integer(8));
+		json_object_set_new(json_object_get(j, "post"), "add", json_integer(-1));
+		CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
+		json_decref(j);
 	}
 	CHECK_EQ(u, parse_req("{\"state\": {}}", &k, &back, err), 0);
 	CHECK_EQ(u, k, PROBE_REQ_STATE);
@@ -636,8 +649,10 @@ static void test_messages(struct unit *u)
 
 	/* The state round-trips; a completion list past the bound is refused. */
 	{
-		struct probe_remote_state st = { .changed_bytes = 64, .first_changed = 8, .n_wc = 1 };
+		struct probe_remote_state st = { .changed_bytes = 64, .first_changed = 8, .n_wc = 1,
+						 .head = { 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 } };
 		struct probe_remote_state got;
+		json_t *head;
 
 		st.wc[0] = (struct xport_wc){ .wr_id = 1, .status = XPORT_WC_REM_ACCESS_ERR,
 					      .opcode = XPORT_WC_RECV, .byte_len = 64 };
@@ -647,6 +662,16 @@ static void test_messages(struct unit *u)
 		CHECK_EQ(u, got.n_wc, 1);
 		CHECK_EQ(u, got.wc[0].status, XPORT_WC_REM_ACCESS_ERR);
 		CHECK(u, got.qp_error);
+		CHECK(u, !memcmp(got.head, st.head, sizeof(st.head)));
+		/* The region's first bytes: eight of 0..255, nothing else. */
+		head = json_object_get(json_object_get(j, "state"), "head");
+		json_array_set_new(head, 3, json_integer(256));
+		CHECK_EQ(u, probe_msg_state_parse(j, &got, err), -1);
+		json_array_set_new(head, 3, json_integer(0x55));
+		json_array_append_new(head, json_integer(0));
+		CHECK_EQ(u, probe_msg_state_parse(j, &got, err), -1);
+		json_array_remove(head, 8);
+		CHECK_EQ(u, probe_msg_state_parse(j, &got, err), 0);
 		for (int i = 0; i < PROBE_MAX_WC; i++)
 			json_array_append(json_object_get(json_object_get(j, "state"), "wc"),
 					  json_array_get(json_object_get(json_object_get(j, "state"),

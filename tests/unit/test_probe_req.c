@@ -345,6 +345,91 @@ static void test_implied_nak(struct unit *u)
 	CHECK_HAS(u, r.observed, "not sent again");
 }
 
+/* The remote's FETCH_ADD at t_us: of `add`, at va. */
+static void fetch_add_in(struct probe_result *r, uint64_t va, uint64_t add, uint64_t t_us)
+{
+	req_in(r, PSN, t_us);
+	r->trace.ev[r->trace.n - 1].opcode = OP_RC_FETCH_ADD;
+	r->trace.ev[r->trace.n - 1].va = va;
+	r->trace.ev[r->trace.n - 1].swap_add = add;
+}
+
+/* Its first transmission unanswered, the second answered with ORIG; the
+ * remote's completion and the first bytes of its buffer. */
+#define FA_VA 0x10000
+#define FA_ADD 0x0102030405060708ull
+#define FA_ORIG 0x1122334455667788ull
+static struct probe_result lost_atomic(uint64_t resent_add, bool resent, enum xport_wc_status st,
+				       const uint8_t head[8])
+{
+	struct probe_result r = fresh();
+
+	fetch_add_in(&r, FA_VA, FA_ADD, 0);
+	if (resent) {
+		fetch_add_in(&r, FA_VA, resent_add, 67000);
+		answer_out(&r, ACK, PSN, 67050);
+		r.trace.ev[r.trace.n - 1].opcode = OP_RC_ATOMIC_ACK;
+		r.trace.ev[r.trace.n - 1].orig = FA_ORIG;
+	}
+	r.trace.remote.wc[r.trace.remote.n_wc++] =
+		(struct xport_wc){ .opcode = XPORT_WC_FETCH_ADD, .status = st, .byte_len = 8 };
+	memcpy(r.trace.remote.head, head, 8);
+	return r;
+}
+
+/* The analysis of lost_atomic_ack on r: its verdict. */
+static enum probe_verdict judge(struct probe_result *r)
+{
+	probe_expect_atomic_resend(r, PSN, FA_VA, FA_ADD, FA_ORIG);
+	return r->verdict;
+}
+
+static void test_lost_atomic_ack(struct unit *u)
+{
+	static const uint8_t orig_le[8] = { 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
+	static const uint8_t orig_be[8] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88 };
+	static const uint8_t fill[8] = { 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5 };
+	struct probe_result r = lost_atomic(FA_ADD, true, XPORT_WC_SUCCESS, orig_le);
+
+	CHECK_EQ(u, judge(&r), PROBE_PASS);
+	CHECK_HAS(u, r.observed, "sent again unchanged 67.000 ms after");
+	CHECK_HAS(u, r.observed, "little-endian");
+	CHECK_EQ(u, r.n_evidence, 3);
+	r = lost_atomic(FA_ADD, true, XPORT_WC_SUCCESS, orig_be);
+	CHECK_EQ(u, judge(&r), PROBE_PASS);
+	CHECK_HAS(u, r.observed, "big-endian");
+	/* Completed, but the value answered never reached its buffer. */
+	r = lost_atomic(FA_ADD, true, XPORT_WC_SUCCESS, fill);
+	CHECK_EQ(u, judge(&r), PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "holds 0xa5a5a5a5a5a5a5a5");
+	/* The retry changed the request. */
+	r = lost_atomic(FA_ADD + 1, true, XPORT_WC_SUCCESS, orig_le);
+	CHECK_EQ(u, judge(&r), PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "unchanged");
+	/* Answered, yet an error completion. */
+	r = lost_atomic(FA_ADD, true, XPORT_WC_BAD_RESP_ERR, orig_le);
+	CHECK_EQ(u, judge(&r), PROBE_DEVIATION);
+	/* Never sent again; or completed without any ATOMIC ACK. */
+	r = lost_atomic(FA_ADD, false, XPORT_WC_RETRY_EXC_ERR, fill);
+	r.trace.remote.n_wc = 0;
+	CHECK_EQ(u, judge(&r), PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "never sent again");
+	r = lost_atomic(FA_ADD, false, XPORT_WC_SUCCESS, fill);
+	CHECK_EQ(u, judge(&r), PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "no atomic ACK");
+	/* Not the FETCH_ADD posted: another VA. */
+	r = fresh();
+	fetch_add_in(&r, FA_VA + 8, FA_ADD, 0);
+	CHECK_EQ(u, judge(&r), PROBE_DEVIATION);
+	/* Nothing came: no verdict. */
+	r = fresh();
+	CHECK_EQ(u, judge(&r), PROBE_FAIL);
+	/* The remote's state unknown: no verdict either. */
+	r = lost_atomic(FA_ADD, true, XPORT_WC_SUCCESS, orig_le);
+	r.trace.remote_known = false;
+	CHECK_EQ(u, judge(&r), PROBE_FAIL);
+}
+
 static void test_packets(struct unit *u)
 {
 	struct probe_result r = fresh();
@@ -484,6 +569,7 @@ int main(void)
 	RUN(&u, test_rnr_wait);
 	RUN(&u, test_read_resume);
 	RUN(&u, test_implied_nak);
+	RUN(&u, test_lost_atomic_ack);
 	RUN(&u, test_packets);
 	RUN(&u, test_ipv4);
 	RUN(&u, test_msn);
