@@ -277,6 +277,10 @@ void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t time
  * answers the retry with the original value `orig`: the retry must repeat
  * the request unchanged, and the work complete with orig in its buffer
  * (in either byte order: the verbs API leaves it to the host). */
+/* The remote's WRITE of n packets from a QP asked to start sending at
+ * PSN `asked` (its setup reply says `first`); this side ACKs the last:
+ * the PSNs must run on modulo 2^24, and the one ACK complete it. */
+void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t first, unsigned n);
 void probe_expect_atomic_resend(struct probe_result *r, uint32_t psn, uint64_t va, uint64_t add,
 				uint64_t orig);
 

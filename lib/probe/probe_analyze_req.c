@@ -343,6 +343,64 @@ void probe_expect_atomic_resend(struct probe_result *r, uint32_t psn, uint64_t v
 			"buffer (%s)", seen, le == orig ? "little-endian" : "big-endian");
 }
 
+void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t first, unsigned n)
+{
+	const struct probe_trace *t = &r->trace;
+	const struct probe_event *ack = NULL, *last = NULL;
+	const struct xport_wc *wc = work_completion(t);
+	unsigned k = 0, i;
+
+	if (first != asked) {
+		pa_verdict(r, PROBE_FAIL, "the remote's QP starts at PSN 0x%06x, not 0x%06x as asked: "
+			"its engine did not take the first PSN", first, asked);
+		return;
+	}
+	for (i = 0; i < t->n && k < n; i++) {
+		const struct probe_event *e = &t->ev[i];
+
+		if (!e->rx || e->has_aeth)
+			continue;
+		pa_cite(r, e);
+		if (e->psn != wire_psn_add(first, k)) {
+			pa_verdict(r, PROBE_DEVIATION, "packet %u of the WRITE came with PSN 0x%06x; "
+				"required: 0x%06x (PSNs count modulo 2^24)", k + 1, e->psn,
+				wire_psn_add(first, k));
+			return;
+		}
+		last = e;
+		k++;
+	}
+	if (k < n) {
+		pa_verdict(r, PROBE_FAIL, "the remote sent %u of the WRITE's %u packets", k, n);
+		return;
+	}
+	for (; i < t->n && !ack; i++)
+		if (!t->ev[i].rx && t->ev[i].opcode == OP_RC_ACK)
+			ack = &t->ev[i];
+	if (!ack) {
+		pa_verdict(r, PROBE_FAIL, "this side could not ACK PSN 0x%06x", last->psn);
+		return;
+	}
+	pa_cite(r, ack);
+	for (i = ack->frame; i < pa_exchange_end(t); i++)
+		if (t->ev[i].rx && !t->ev[i].has_aeth) {
+			pa_cite(r, &t->ev[i]);
+			pa_verdict(r, PROBE_DEVIATION, "PSN 0x%06x sent again after the ACK for 0x%06x, "
+				"which covers it across the wrap", t->ev[i].psn, ack->psn);
+			return;
+		}
+	if (!t->remote_known)
+		pa_verdict(r, PROBE_FAIL, "PSNs 0x%06x to 0x%06x in order, but the remote did not "
+			"report its completions", first, last->psn);
+	else if (!wc || wc->status != XPORT_WC_SUCCESS)
+		pa_verdict(r, PROBE_DEVIATION, "PSNs 0x%06x to 0x%06x in order, but the WRITE %s "
+			"once ACKed at 0x%06x", first, last->psn,
+			wc ? xport_wc_status_str(wc->status) : "did not complete", ack->psn);
+	else
+		pa_verdict(r, PROBE_PASS, "PSNs 0x%06x to 0x%06x in order across 2^24; the ACK for "
+			"0x%06x completed the WRITE", first, last->psn, ack->psn);
+}
+
 void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t timeout,
 			      uint32_t res_us)
 {

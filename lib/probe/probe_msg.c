@@ -69,12 +69,14 @@ int probe_msg_serve_parse(json_t *j, struct probe_peer_info *p, char *err)
 
 json_t *probe_msg_setup(const struct probe_setup *s)
 {
-	return json_pack("{s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}}",
+	return json_pack("{s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
+			 "s:o}}",
 			 "setup", "mr_bytes", (int)s->mr_bytes, "fill", s->fill, "access", s->access,
 			 "recvs", (int)s->recvs, "recv_bytes", (int)s->recv_bytes, "mtu",
 			 (int)s->mtu, "timeout", s->timeout, "retry_cnt", s->retry_cnt,
 			 "rnr_retry", s->rnr_retry, "min_rnr_timer", s->min_rnr_timer, "tos", s->tos,
-			 "rd_atomic", s->rd_atomic, "peer", ctl_qp_json(&s->peer));
+			 "rd_atomic", s->rd_atomic, "first_psn", (int)s->first_psn,
+			 "peer", ctl_qp_json(&s->peer));
 }
 
 static const char *const post_ops[] = { "write", "send", "read", "fetch_add", NULL };
@@ -127,20 +129,22 @@ json_t *probe_msg_teardown(void)
 static int setup_parse(json_t *j, struct probe_setup *s, char *err)
 {
 	json_int_t mr, fill, access, recvs, rbytes, mtu, to, retry, rnr, rnr_timer, tos, rd = 0;
+	json_int_t first_psn = -1;
 	const int remote = XPORT_ACCESS_REMOTE_WRITE | XPORT_ACCESS_REMOTE_READ |
 			   XPORT_ACCESS_REMOTE_ATOMIC;
 	json_t *peer;
 
-	if (json_unpack(j, "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s?I, s:o!}",
+	if (json_unpack(j, "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s?I, s?I, "
+			"s:o!}",
 			"mr_bytes", &mr, "fill", &fill, "access", &access, "recvs", &recvs,
 			"recv_bytes", &rbytes, "mtu", &mtu, "timeout", &to, "retry_cnt", &retry,
 			"rnr_retry", &rnr, "min_rnr_timer", &rnr_timer, "tos", &tos, "rd_atomic", &rd,
-			"peer", &peer) < 0)
+			"first_psn", &first_psn, "peer", &peer) < 0)
 		return malformed(err, "setup", "fields");
 	if (!in(mr, 8, PROBE_MAX_MR_BYTES) || !in(fill, 0, 255) || (access & ~remote) ||
 	    !in(recvs, 0, PROBE_MAX_RECVS) || !in(rbytes, 0, PROBE_MAX_RECV_BYTES) ||
 	    !in(to, 0, 31) || !in(retry, 0, 7) || !in(rnr, 0, 7) || !in(rnr_timer, 0, 31) ||
-	    !in(tos, 0, 255) || (tos & 3) || !in(rd, 0, 16) ||
+	    !in(tos, 0, 255) || (tos & 3) || !in(rd, 0, 16) || !in(first_psn, -1, 0xFFFFFF) ||
 	    !(mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096))
 		return malformed(err, "setup", "a value out of range");
 	if (ctl_qp_parse(peer, &s->peer) < 0)
@@ -157,6 +161,7 @@ static int setup_parse(json_t *j, struct probe_setup *s, char *err)
 	s->min_rnr_timer = (uint8_t)rnr_timer;
 	s->tos = (uint8_t)tos;
 	s->rd_atomic = (uint8_t)rd;
+	s->first_psn = (int32_t)first_psn;
 	return 0;
 }
 

@@ -36,6 +36,7 @@ struct probe_setup {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t tos;			/* DSCP << 2: the traffic class of its packets */
 	uint8_t rd_atomic;		/* READs/atomics it accepts outstanding, 1..16 (0: 16) */
+	int32_t first_psn;		/* the first PSN it sends, 0..2^24-1 (-1: random) */
 	struct xport_qp_info peer;	/* this side, as the remote QP's peer */
 };
 

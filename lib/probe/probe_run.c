@@ -80,7 +80,7 @@ struct probe_setup probe_setup_defaults(int access, unsigned recvs)
 	return (struct probe_setup){
 		.mr_bytes = 4096, .fill = 0xA5, .access = access, .recvs = recvs,
 		.recv_bytes = 1024, .mtu = 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-		.min_rnr_timer = 12,
+		.min_rnr_timer = 12, .first_psn = -1,
 	};
 }
 

@@ -88,7 +88,8 @@ static int setup(struct serve *s, const struct probe_setup *p, json_t **reply, c
 		.no_ack_timer = p->timeout == 0,
 		.retry_cnt = p->retry_cnt,
 		.rnr_retry = p->rnr_retry, .min_rnr_timer = p->min_rnr_timer, .type = XPORT_QPT_RC,
-		.tos = p->tos,
+		.tos = p->tos, .fixed_psn = p->first_psn >= 0,
+		.first_psn = p->first_psn >= 0 ? (uint32_t)p->first_psn : 0,
 	};
 	struct serve_qp *q = &s->q;
 	struct xport_qp_info info;

@@ -535,6 +535,30 @@ judge:
 	return 0;
 }
 
+/* The remote's own PSNs across 2^24: a 4 KiB WRITE (four packets at MTU
+ * 1024) from PSN 0xfffffe, one ACK for its last packet, PSN 1. */
+#define SEND_WRAP_PSN 0xFFFFFEu
+
+static int send_psn_wrap(struct probe_ctx *c, struct probe_result *r)
+{
+	struct probe_setup s = probe_setup_defaults(ALL_ACCESS, 0);
+	uint32_t last = wire_psn_add(SEND_WRAP_PSN, 3);
+
+	s.first_psn = SEND_WRAP_PSN;
+	if (probe_setup(c, &s) < 0 || post_one(c, PROBE_POST_WRITE, 4096) < 0)
+		return -1;
+	if (await_request(c, last) >= 0 &&
+	    !probe_answer(c, last, wire_aeth_make(WIRE_AETH_ACK, 31), 1))
+		return -1;
+	/* Long enough for a retransmission (QP timeout 14: 67 ms) to show
+	 * if the ACK was not taken to cover the packets before the wrap. */
+	probe_collect(c, -1, 400, 0);
+	if (probe_fetch_state(c) < 0)
+		return -1;
+	probe_expect_send_wrap(r, SEND_WRAP_PSN, c->rqp.psn, 4);
+	return 0;
+}
+
 /* The remote's FETCH_ADD, its first ATOMIC ACK "lost": the add and the
  * original value this side answers, each with distinct bytes, so that a
  * value in the wrong byte order or from the wrong place shows. */
@@ -804,6 +828,9 @@ static const struct probe_test tests[] = {
 	  NULL, 0 },
 	{ "lost_read_response", "requester", "IBTA ch. 9, READ response out of sequence",
 	  "READ asked again from the lost response on; completes", lost_read_response, NULL, 0 },
+	{ "send_psn_wrap", "requester", "IBTA ch. 9, PSN modulo 2^24",
+	  "its PSNs run 0xfffffe, 0xffffff, 0, 1; one ACK for 1 completes them", send_psn_wrap,
+	  NULL, 0 },
 	{ "lost_atomic_ack", "requester", "IBTA ch. 9, atomic operations; ACK timeout",
 	  "FETCH_ADD resent unchanged; completes with the value answered", lost_atomic_ack,
 	  NULL, PROBE_NEEDS_ATOMICS },

@@ -159,6 +159,9 @@ struct xport_qp_attr {
 					 * (0: XPORT_DEFAULT_QKEY) */
 	uint8_t sl;			/* verbs: the service level of the path (-S) */
 	uint32_t flow_label;		/* verbs: the GRH flow label (--flow_label) */
+	bool fixed_psn;			/* start sending at first_psn, not a random PSN
+					 * (a test of PSN wrap-around: never for traffic) */
+	uint32_t first_psn;
 };
 
 /*

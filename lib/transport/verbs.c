@@ -281,6 +281,8 @@ static void *verbs_create_qp(void *dev, void *scq, void *rcq, const struct xport
 		return NULL;
 	}
 	q->psn &= 0xFFFFFF;
+	if (a->fixed_psn)
+		q->psn = a->first_psn & 0xFFFFFF;
 	return q;
 }
 

@@ -579,6 +579,16 @@ static void test_messages(struct unit *u)
 	json_object_del(json_object_get(j, "setup"), "rd_atomic");
 	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
 	CHECK_EQ(u, back.rd_atomic, 0);
+	/* The first PSN it sends: 0..2^24-1, or -1 (or absent) for random. */
+	CHECK_EQ(u, back.first_psn, 0);
+	json_object_set_new(json_object_get(j, "setup"), "first_psn", json_integer(0xFFFFFE));
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
+	CHECK_EQ(u, back.first_psn, 0xFFFFFE);
+	json_object_set_new(json_object_get(j, "setup"), "first_psn", json_integer(0x1000000));
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
+	json_object_del(json_object_get(j, "setup"), "first_psn");
+	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), 0);
+	CHECK_EQ(u, back.first_psn, -1);
 	json_object_set_new(json_object_get(j, "setup"), "access", json_integer(1));
 	CHECK_EQ(u, probe_msg_req_parse(j, &k, &back, &w, err), -1);
 	json_decref(j);

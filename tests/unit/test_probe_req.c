@@ -377,6 +377,54 @@ static struct probe_result lost_atomic(uint64_t resent_add, bool resent, enum xp
 	return r;
 }
 
+/* The remote's WRITE from PSN 0xfffffe, its packets at these PSNs, the
+ * ACK for the last; a retransmission after it if `again`. */
+static struct probe_result send_wrap(const uint32_t *psns, unsigned n, bool again,
+				     enum xport_wc_status st)
+{
+	struct probe_result r = fresh();
+
+	for (unsigned k = 0; k < n; k++)
+		req_in(&r, psns[k], 10 * k);
+	answer_out(&r, ACK, psns[n - 1], 100);
+	if (again)
+		req_in(&r, psns[0], 67000);
+	send_wc(&r, st);
+	return r;
+}
+
+static void test_send_wrap(struct unit *u)
+{
+	static const uint32_t wraps[] = { 0xfffffe, 0xffffff, 0, 1 };
+	static const uint32_t skips_0[] = { 0xfffffe, 0xffffff, 1, 2 };
+	struct probe_result r = send_wrap(wraps, 4, false, XPORT_WC_SUCCESS);
+
+	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, r.n_evidence, 5);
+	CHECK_HAS(u, r.observed, "PSNs 0xfffffe to 0x000001 in order");
+	/* PSNs that do not run on modulo 2^24: 0 skipped. */
+	r = send_wrap(skips_0, 4, false, XPORT_WC_SUCCESS);
+	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "packet 3 of the WRITE came with PSN 0x000001");
+	/* The ACK for PSN 1 not taken to cover 0xfffffe: sent again. */
+	r = send_wrap(wraps, 4, true, XPORT_WC_SUCCESS);
+	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "sent again after the ACK");
+	r = send_wrap(wraps, 4, false, XPORT_WC_RETRY_EXC_ERR);
+	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
+	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	/* No verdict: the QP did not start where asked, or sent too little. */
+	r = send_wrap(wraps, 4, false, XPORT_WC_SUCCESS);
+	probe_expect_send_wrap(&r, 0xfffffe, 0x123456, 4);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	r = send_wrap(wraps, 2, false, XPORT_WC_SUCCESS);
+	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+}
+
 /* The analysis of lost_atomic_ack on r: its verdict. */
 static enum probe_verdict judge(struct probe_result *r)
 {
@@ -570,6 +618,7 @@ int main(void)
 	RUN(&u, test_read_resume);
 	RUN(&u, test_implied_nak);
 	RUN(&u, test_lost_atomic_ack);
+	RUN(&u, test_send_wrap);
 	RUN(&u, test_packets);
 	RUN(&u, test_ipv4);
 	RUN(&u, test_msn);

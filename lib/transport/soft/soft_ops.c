@@ -160,7 +160,7 @@ static void *soft_create_qp(void *dev, void *scq, void *rcq, const struct xport_
 		qp->qpn = r[0] | (uint32_t)slot;
 		if (qp->qpn == WIRE_PSN_MASK)
 			qp->qpn ^= 1u << SOFT_INDEX_BITS;
-		qp->next_psn = qp->una = r[1] & WIRE_PSN_MASK;
+		qp->next_psn = qp->una = (a->fixed_psn ? a->first_psn : r[1]) & WIRE_PSN_MASK;
 	}
 	qp->scq = scq;
 	qp->rcq = rcq;
