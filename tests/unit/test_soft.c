@@ -293,6 +293,50 @@ static void test_retry_exceeded(struct unit *u)
 }
 
 /* Steps the requester (side 0) alone, so what it sends stays on the wire. */
+/*
+ * Go-back-N into a message that began before the PSN wrapped: 4 KiB from
+ * PSN 0xfffffe (0xfffffe, 0xffffff, 0, 1), the packet at PSN 0 lost.  The
+ * resend must carry the third packet's opcode and bytes, then the fourth.
+ */
+static void test_go_back_across_wrap(struct unit *u)
+{
+	static const enum xport_wr_opcode ops[] = { XPORT_WR_RDMA_WRITE, XPORT_WR_SEND };
+	struct pair pr;
+	struct xport_wc wc[2];
+	char err[XPORT_ERR_LEN];
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		struct side *a, *b;
+		struct xport_send_wr wr;
+		struct xport_recv_wr rr;
+
+		pair_open(&pr, 16384, 51 + k, 0, 0, 0, 0xFFFFFE);
+		a = &pr.s[0];
+		b = &pr.s[1];
+		rr = (struct xport_recv_wr){ 9, { (uint64_t)(uintptr_t)b->buf + 8192, 8192,
+						  b->mr.lkey } };
+		fill(a->buf, 4096, 77 + k);
+		wr = wr_of(a, b, ops[k], 0, 4096);
+		if (ops[k] == XPORT_WR_SEND)
+			CHECK_EQ(u, soft_engine_ops.post_recv(b->qp, &rr, err), 0);
+		pr.wire.drop_after = 3;
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, NULL, err), 0);
+		CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+		CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+		CHECK_EQ(u, pr.wire.dropped, 1);
+		CHECK(u, a->qp->ctr.retransmits > 0);
+		if (ops[k] == XPORT_WR_SEND) {
+			CHECK_EQ(u, run_until(&pr, 1, 1, wc), 1);
+			CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+			CHECK_EQ(u, wc[0].byte_len, 4096);
+			CHECK(u, memcmp(a->buf, b->buf + 8192, 4096) == 0);
+		} else {
+			CHECK(u, memcmp(a->buf, b->buf, 4096) == 0);
+		}
+		pair_close(&pr);
+	}
+}
+
 static void step_sender(struct pair *pr, int times)
 {
 	for (int i = 0; i < times; i++)
@@ -638,6 +682,7 @@ int main(void)
 	RUN(&u, test_inline);
 	RUN(&u, test_retry_exceeded);
 	RUN(&u, test_loss_window);
+	RUN(&u, test_go_back_across_wrap);
 	RUN(&u, test_unsignaled);
 	RUN(&u, test_calls_per_packet);
 	RUN(&u, test_pipeline);

@@ -213,7 +213,7 @@ static void go_back(struct soft_qp *qp, uint32_t psn)
 		qp->sq_cur = i;
 		/* READs resume from the first missing response packet, which the
 		 * request itself encodes; atomics are one packet. */
-		qp->cur_pkt = is_rd_atomic(w->wr.opcode) ? 0 : psn - w->first_psn;
+		qp->cur_pkt = is_rd_atomic(w->wr.opcode) ? 0 : (uint32_t)wire_psn_diff(psn, w->first_psn);
 		return;
 	}
 }
