@@ -272,15 +272,17 @@ void probe_expect_read_resume(struct probe_result *r, uint32_t psn, uint32_t los
  * timer (`timeout`) runs out, and complete once answered. */
 void probe_expect_implied_nak(struct probe_result *r, uint32_t psn, uint8_t timeout,
 			      uint32_t res_us);
+/* The remote's WRITE of n MTU-sized packets from a QP asked to start
+ * sending at PSN `asked` (its setup reply says `first`); this side ACKs
+ * the last: the PSNs must run on modulo 2^24 with the opcodes of one
+ * message, and the one ACK complete it, with nothing sent again. */
+void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t first, unsigned n,
+			    uint32_t mtu);
 /* The remote's FETCH_ADD of `add` at va, sent at psn; this side leaves
  * its first transmission unanswered, as if the ATOMIC ACK were lost, and
  * answers the retry with the original value `orig`: the retry must repeat
  * the request unchanged, and the work complete with orig in its buffer
- * (in either byte order: the verbs API leaves it to the host). */
-/* The remote's WRITE of n packets from a QP asked to start sending at
- * PSN `asked` (its setup reply says `first`); this side ACKs the last:
- * the PSNs must run on modulo 2^24, and the one ACK complete it. */
-void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t first, unsigned n);
+ * (in either byte order: devices differ; rxe writes host order). */
 void probe_expect_atomic_resend(struct probe_result *r, uint32_t psn, uint64_t va, uint64_t add,
 				uint64_t orig);
 

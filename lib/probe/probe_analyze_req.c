@@ -309,8 +309,9 @@ void probe_expect_atomic_resend(struct probe_result *r, uint32_t psn, uint64_t v
 		return;
 	}
 	pa_cite(r, again);
+	/* A FETCH_ADD's compare field is unused: devices may put anything there. */
 	if (again->opcode != first->opcode || again->va != first->va ||
-	    again->swap_add != first->swap_add || again->compare != first->compare) {
+	    again->swap_add != first->swap_add) {
 		pa_verdict(r, PROBE_DEVIATION, "sent again as opcode 0x%02x, VA 0x%" PRIx64 ", add %"
 			PRIu64 ": a retry must repeat the request unchanged", again->opcode, again->va,
 			again->swap_add);
@@ -343,7 +344,19 @@ void probe_expect_atomic_resend(struct probe_result *r, uint32_t psn, uint64_t v
 			"buffer (%s)", seen, le == orig ? "little-endian" : "big-endian");
 }
 
-void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t first, unsigned n)
+/* A WRITE's opcode for packet k of n. */
+static uint8_t write_opcode(unsigned k, unsigned n)
+{
+	return n == 1 ? OP_RC_WRITE_ONLY : k == 0 ? OP_RC_WRITE_FIRST
+		: k == n - 1 ? OP_RC_WRITE_LAST : OP_RC_WRITE_MIDDLE;
+}
+
+/* A packet the remote sent this long after this side's ACK was sent out
+ * cannot have left before the ACK reached it (an ACK timer is 67 ms). */
+#define AFTER_ACK_NS 20000000ull
+
+void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t first, unsigned n,
+			    uint32_t mtu)
 {
 	const struct probe_trace *t = &r->trace;
 	const struct probe_event *ack = NULL, *last = NULL;
@@ -361,6 +374,17 @@ void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t fir
 		if (!e->rx || e->has_aeth)
 			continue;
 		pa_cite(r, e);
+		if (e->payload_len != mtu) {
+			pa_verdict(r, PROBE_FAIL, "packet %u of the WRITE carries %u bytes, not the %u of "
+				"the path MTU asked for: the test needs %u packets", k + 1,
+				e->payload_len, mtu, n);
+			return;
+		}
+		if (e->opcode != write_opcode(k, n)) {
+			pa_verdict(r, PROBE_DEVIATION, "packet %u of the WRITE (PSN 0x%06x) is opcode 0x%02x; "
+				"required: 0x%02x", k + 1, e->psn, e->opcode, write_opcode(k, n));
+			return;
+		}
 		if (e->psn != wire_psn_add(first, k)) {
 			pa_verdict(r, PROBE_DEVIATION, "packet %u of the WRITE came with PSN 0x%06x; "
 				"required: 0x%06x (PSNs count modulo 2^24)", k + 1, e->psn,
@@ -383,7 +407,7 @@ void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t fir
 	}
 	pa_cite(r, ack);
 	for (i = ack->frame; i < pa_exchange_end(t); i++)
-		if (t->ev[i].rx && !t->ev[i].has_aeth) {
+		if (t->ev[i].rx && !t->ev[i].has_aeth && t->ev[i].t_ns > ack->t_ns + AFTER_ACK_NS) {
 			pa_cite(r, &t->ev[i]);
 			pa_verdict(r, PROBE_DEVIATION, "PSN 0x%06x sent again after the ACK for 0x%06x, "
 				"which covers it across the wrap", t->ev[i].psn, ack->psn);

@@ -555,7 +555,7 @@ static int send_psn_wrap(struct probe_ctx *c, struct probe_result *r)
 	probe_collect(c, -1, 400, 0);
 	if (probe_fetch_state(c) < 0)
 		return -1;
-	probe_expect_send_wrap(r, SEND_WRAP_PSN, c->rqp.psn, 4);
+	probe_expect_send_wrap(r, SEND_WRAP_PSN, c->rqp.psn, 4, s.mtu);
 	return 0;
 }
 

@@ -382,15 +382,29 @@ static struct probe_result lost_atomic(uint64_t resent_add, bool resent, enum xp
 static struct probe_result send_wrap(const uint32_t *psns, unsigned n, bool again,
 				     enum xport_wc_status st)
 {
+	static const uint8_t ops[] = { OP_RC_WRITE_FIRST, OP_RC_WRITE_MIDDLE, OP_RC_WRITE_MIDDLE,
+				       OP_RC_WRITE_LAST };
 	struct probe_result r = fresh();
 
-	for (unsigned k = 0; k < n; k++)
+	for (unsigned k = 0; k < n; k++) {
 		req_in(&r, psns[k], 10 * k);
+		r.trace.ev[r.trace.n - 1].opcode = ops[k];
+		r.trace.ev[r.trace.n - 1].payload_len = 1024;
+	}
 	answer_out(&r, ACK, psns[n - 1], 100);
-	if (again)
+	if (again) {
 		req_in(&r, psns[0], 67000);
+		r.trace.ev[r.trace.n - 1].opcode = OP_RC_WRITE_FIRST;
+	}
 	send_wc(&r, st);
 	return r;
+}
+
+/* The analysis of send_psn_wrap on r, the QP having started at first. */
+static enum probe_verdict judge_wrap(struct probe_result *r, uint32_t first)
+{
+	probe_expect_send_wrap(r, 0xfffffe, first, 4, 1024);
+	return r->verdict;
 }
 
 static void test_send_wrap(struct unit *u)
@@ -399,30 +413,37 @@ static void test_send_wrap(struct unit *u)
 	static const uint32_t skips_0[] = { 0xfffffe, 0xffffff, 1, 2 };
 	struct probe_result r = send_wrap(wraps, 4, false, XPORT_WC_SUCCESS);
 
-	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
-	CHECK_EQ(u, r.verdict, PROBE_PASS);
+	CHECK_EQ(u, judge_wrap(&r, 0xfffffe), PROBE_PASS);
 	CHECK_EQ(u, r.n_evidence, 5);
 	CHECK_HAS(u, r.observed, "PSNs 0xfffffe to 0x000001 in order");
 	/* PSNs that do not run on modulo 2^24: 0 skipped. */
 	r = send_wrap(skips_0, 4, false, XPORT_WC_SUCCESS);
-	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
-	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_EQ(u, judge_wrap(&r, 0xfffffe), PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "packet 3 of the WRITE came with PSN 0x000001");
 	/* The ACK for PSN 1 not taken to cover 0xfffffe: sent again. */
 	r = send_wrap(wraps, 4, true, XPORT_WC_SUCCESS);
-	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
-	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_EQ(u, judge_wrap(&r, 0xfffffe), PROBE_DEVIATION);
 	CHECK_HAS(u, r.observed, "sent again after the ACK");
+	/* A resend that left before the ACK reached it is no fault. */
+	r = send_wrap(wraps, 4, true, XPORT_WC_SUCCESS);
+	r.trace.ev[r.trace.n - 1].t_ns = 101000;
+	CHECK_EQ(u, judge_wrap(&r, 0xfffffe), PROBE_PASS);
+	/* The packets of one message, in order: FIRST, MIDDLE, MIDDLE, LAST. */
+	r = send_wrap(wraps, 4, false, XPORT_WC_SUCCESS);
+	r.trace.ev[2].opcode = OP_RC_WRITE_FIRST;
+	CHECK_EQ(u, judge_wrap(&r, 0xfffffe), PROBE_DEVIATION);
+	CHECK_HAS(u, r.observed, "packet 3 of the WRITE (PSN 0x000000) is opcode 0x06");
+	/* A smaller path MTU than asked: no verdict. */
+	r = send_wrap(wraps, 4, false, XPORT_WC_SUCCESS);
+	r.trace.ev[0].payload_len = 512;
+	CHECK_EQ(u, judge_wrap(&r, 0xfffffe), PROBE_FAIL);
 	r = send_wrap(wraps, 4, false, XPORT_WC_RETRY_EXC_ERR);
-	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
-	CHECK_EQ(u, r.verdict, PROBE_DEVIATION);
+	CHECK_EQ(u, judge_wrap(&r, 0xfffffe), PROBE_DEVIATION);
 	/* No verdict: the QP did not start where asked, or sent too little. */
 	r = send_wrap(wraps, 4, false, XPORT_WC_SUCCESS);
-	probe_expect_send_wrap(&r, 0xfffffe, 0x123456, 4);
-	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_EQ(u, judge_wrap(&r, 0x123456), PROBE_FAIL);
 	r = send_wrap(wraps, 2, false, XPORT_WC_SUCCESS);
-	probe_expect_send_wrap(&r, 0xfffffe, 0xfffffe, 4);
-	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_EQ(u, judge_wrap(&r, 0xfffffe), PROBE_FAIL);
 }
 
 /* The analysis of lost_atomic_ack on r: its verdict. */
