@@ -483,6 +483,24 @@ static double stream_gbps(const struct probe_stream *s, uint64_t from, uint64_t 
 	return (double)k * s->pkt_bytes * 8 / (double)(to - from);
 }
 
+/* The lowest rate over windows of len_ns (every half window) within
+ * [from, to): -1 when fewer than two whole windows fit. */
+static double slowest_window(const struct probe_stream *s, uint64_t from, uint64_t to,
+			     uint64_t len_ns)
+{
+	double slowest = -1;
+
+	if (!len_ns || to - from < 2 * len_ns)
+		return -1;
+	for (uint64_t w = from; w + len_ns <= to; w += len_ns / 2) {
+		double g = stream_gbps(s, w, w + len_ns);
+
+		if (slowest < 0 || g < slowest)
+			slowest = g;
+	}
+	return slowest;
+}
+
 /* The evidence: what the trace kept (the first and last data packets, the
  * first and last CNP). */
 static void cite_all(struct probe_result *r)
@@ -494,7 +512,7 @@ static void cite_all(struct probe_result *r)
 void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s)
 {
 	const uint64_t settle = 10000000u, window = 20000000u;	/* 10 ms, 20 ms */
-	double before, under, after = -1;
+	double before, under, after = -1, slowest;
 	uint64_t last, mid;
 
 	cite_all(r);
@@ -516,10 +534,20 @@ void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream
 	under = stream_gbps(s, mid, s->cnp_to_ns);
 	if (last >= s->cnp_to_ns + settle + window)
 		after = stream_gbps(s, s->cnp_to_ns + settle, s->cnp_to_ns + settle + window);
+	slowest = slowest_window(s, s->t_ns[0], s->cnp_from_ns, s->cnp_to_ns - mid);
 	if (under > 0.75 * before) {
 		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them: no "
 			"reaction (no DCQCN reaction point)%s", before, s->cnps, under,
 			s->gaps ? "; packets were lost on the way in, NAKed" : "");
+		return;
+	}
+	/* A fall no deeper than the stream's own swings before any CNP (an
+	 * emulated or loaded host stalls now and then) shows no reaction. */
+	if (slowest >= 0 && under >= slowest) {
+		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them, but "
+			"%.3f Gb/s in its slowest %.1f ms before them: no reaction beyond its own swings "
+			"(no DCQCN reaction point)", before, s->cnps, under, slowest,
+			(double)(s->cnp_to_ns - mid) / 1e6);
 		return;
 	}
 	if (after < 0)

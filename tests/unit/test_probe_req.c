@@ -46,6 +46,25 @@ static void test_cnp_reaction(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
 	CHECK_HAS(u, r.observed, "no reaction");
 
+	/* A fall to 0.7x, but the stream stalled for 2.5 ms before any CNP
+	 * (an emulated host): no deeper than its own swings, no reaction. */
+	st.n = make_stream(t, 20000, 10, 16, 20000, 30000, 70000);
+	{
+		unsigned k = 0;
+
+		for (unsigned i = 0; i < st.n; i++)
+			if (t[i] < (1000000ull + 5000) * 1000 || t[i] >= (1000000ull + 7500) * 1000)
+				t[k++] = t[i];
+		st.n = k;
+	}
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
+	CHECK_HAS(u, r.observed, "no reaction beyond its own swings");
+	/* The same fall with no stall before it: a reaction. */
+	st.n = make_stream(t, 20000, 10, 16, 20000, 30000, 70000);
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_PASS);
+
 	/* The stream ended before the CNPs did: nothing to judge. */
 	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 25000);
 	st.complete = true;
