@@ -748,7 +748,7 @@ PY
 	local n rc
 	for n in deb_srv_bw_write_all deb_cli_bw_send_all deb_srv_bw_send_q2 deb_cli_bw_write_q2; do
 		rc=$(cat "$LAB/results/$n.rc")
-		[[ $rc == "0 0" ]] || fail "$n: exit $rc: $(tail -c 400 "$LAB/results/$n.cli") $(tail -c 400 "$LAB/results/$n.srv")"
+		[[ $rc == "0 0" ]] || fail "$n: exit $rc: $(tail -c 400 "$LAB/results/$n.cli") $(tail -c 400 "$LAB/results/$n.srv") $(cat "$LAB/results/$n.retried" 2>/dev/null)"
 	done
 	# The client's -a rows: 2 bytes to 8 MiB, 20 messages each; the send server's too.
 	run python3 -c '
