@@ -129,10 +129,14 @@ static void probe_parsers(json_t *m, char *err)
 	if (probe_msg_req_parse(m, &kind, &s, &w, err) == 0) {
 		if (kind == PROBE_REQ_SETUP)
 			oracle(s.mr_bytes <= PROBE_MAX_MR_BYTES && s.recvs <= PROBE_MAX_RECVS &&
-				      s.recv_bytes <= PROBE_MAX_RECV_BYTES, "probe setup over limits");
+				      s.recv_bytes <= PROBE_MAX_RECV_BYTES &&
+				      s.first_psn >= -1 && s.first_psn <= 0xFFFFFF,
+			       "probe setup over limits");
 		if (kind == PROBE_REQ_POST)
 			oracle(w.count >= 1 && w.count <= PROBE_MAX_POSTS &&
-				      w.len <= PROBE_MAX_MR_BYTES, "probe post over limits");
+				      w.len <= PROBE_MAX_MR_BYTES &&
+				      (w.op != PROBE_POST_FETCH_ADD || w.len == 8),
+			       "probe post over limits");
 	}
 	probe_msg_setup_reply_parse(m, &qp, &mr, err);
 	if (probe_msg_state_parse(m, &state, err) == 0)

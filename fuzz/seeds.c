@@ -458,10 +458,12 @@ static void probe_seeds(struct stream *s)
 	const struct probe_setup setup = {
 		.mr_bytes = 4096, .fill = 0xA5, .access = XPORT_ACCESS_REMOTE_WRITE, .recvs = 2,
 		.recv_bytes = 1024, .mtu = 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-		.min_rnr_timer = 12, .peer = { .qpn = 0xD000, .psn = 0x1000, .udp_port = 4791,
-					       .mtu = 1024 },
+		.min_rnr_timer = 12, .first_psn = 0xFFFFFE,
+		.peer = { .qpn = 0xD000, .psn = 0x1000, .udp_port = 4791, .mtu = 1024 },
 	};
-	const struct probe_post post = { PROBE_POST_WRITE, 4096, 1, 0x10000, 0x1234 };
+	const struct probe_post post = { PROBE_POST_WRITE, 4096, 1, 0x10000, 0x1234, 0 };
+	const struct probe_post fetch_add = { PROBE_POST_FETCH_ADD, 8, 1, 0x10000, 0x1234,
+					      0x0102030405060708ull };
 	const struct xport_qp_info qp = { .qpn = 0x11, .psn = 0x2000, .udp_port = 4791,
 					  .mtu = 1024 };
 	const struct probe_mr_info mr = { 0x7f0000000000, 0x1234, 4096 };
@@ -471,13 +473,14 @@ static void probe_seeds(struct stream *s)
 		{ "probe-serve", probe_msg_serve("verbs", "rxe0/1", 10, true) },
 		{ "probe-setup", probe_msg_setup(&setup) },
 		{ "probe-post", probe_msg_post(&post) },
+		{ "probe-post-fetch-add", probe_msg_post(&fetch_add) },
 		{ "probe-state-req", probe_msg_state_req() },
 		{ "probe-setup-reply", probe_msg_setup_reply(&qp, &mr) },
 		{ "probe-state", NULL },
 	};
 
 	st.wc[0] = (struct xport_wc){ .opcode = XPORT_WC_RECV, .byte_len = 64 };
-	msgs[6].m = probe_msg_state(&st);
+	msgs[7].m = probe_msg_state(&st);
 	for (size_t k = 0; k < sizeof(msgs) / sizeof(msgs[0]); k++) {
 		char *text = json_dumps(msgs[k].m, JSON_COMPACT);
 
