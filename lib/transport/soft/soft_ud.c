@@ -59,11 +59,11 @@ void soft_ud_rx(struct soft_qp *qp, const struct wire_pkt *p, const struct soft_
 		return;
 	}
 	wc.byte_len = XPORT_GRH_LEN + (uint32_t)p->payload_len;
-	/* The receive fails, the QP goes on: one datagram is not a connection. */
+	/* Too long for the receive at the head: the datagram is dropped, the
+	 * receive stays for the next one and the QP goes on (the IBTA's class
+	 * D error for UD without an SRQ, as rxe_resp.c handles it). */
 	if (wc.byte_len > r->wr.sge.length) {
-		wc.status = XPORT_WC_LOC_LEN_ERR;
-		wc.byte_len = 0;
-		soft_complete_recv(qp, &wc);
+		SOFT_COUNT(qp, drops);
 		return;
 	}
 	if (!soft_mr_check(qp->dev, r->wr.sge.lkey, r->wr.sge.addr, wc.byte_len,
