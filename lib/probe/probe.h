@@ -51,7 +51,7 @@ struct probe_event {
 	uint64_t va;		/* RETH, for the opcodes that carry one */
 	uint32_t dmalen;
 	uint64_t orig;		/* an atomic ACK's original value */
-	uint64_t swap_add, compare;	/* rx: an atomic request's AtomicETH (its VA in va) */
+	uint64_t swap_add;	/* rx: an atomic request's AtomicETH add or swap (its VA in va) */
 	uint64_t data;		/* rx: the payload's first 8 bytes, big-endian */
 	/* rx: the IPv4 header a UDP socket hides, solved from the ICRC: the ID
 	 * and DF bit that make it hold (icrc_ok false: none does). */

@@ -243,7 +243,6 @@ static bool take(struct probe_ctx *c, const uint8_t *buf, size_t len, uint64_t t
 	if (p.ext & WIRE_X_ATOMICETH) {
 		e->va = p.atomiceth.va;
 		e->swap_add = p.atomiceth.swap_add;
-		e->compare = p.atomiceth.compare;
 	}
 	e->tos = tos;
 	e->sport = sport;
