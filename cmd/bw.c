@@ -67,6 +67,9 @@ struct bw_cli {
 	bool limit_in_unit;		/* -w: the value is in --unit, as perftest's is in its report's */
 	bool units_set;
 	const char *limit_type;
+	/* Server, UC and UD: the table of what arrived, begun at the first run. */
+	struct report_col served_cols[8];
+	bool served_table;
 };
 
 static int bw_opt(void *ctx, int key, const char *arg)
@@ -246,7 +249,9 @@ static void row_details(struct printer *pr, const struct bw_cli *b,
 		print_uint(pr, PRINT_JSON, "peer_iterations", NULL, res->peer_iterations);
 	}
 	if (res->unreliable)
-		perf_cli_loss(pr, "", &res->loss, "a WRITE gives the receiver nothing to count: "
+		perf_cli_loss(pr, "", &res->loss, res->loss.peer_silent ?
+			      "the perftest server does not say what it received (its own "
+			      "report does)" : "a WRITE gives the receiver nothing to count: "
 			      "--verify checks the data");
 	if (res->atomic_added_known)
 		print_uint(pr, PRINT_ANY, "atomic_added", " fetch-and-adds that landed here: %llu\n",
@@ -347,6 +352,24 @@ static int run_client(void *ctx, struct perf_session *s, struct report *r)
 	return rc;
 }
 
+/* Server, UC and UD: each run as it arrived here, in the client's table. */
+static void served_row(void *ctx, struct perf_session *s, struct report *r,
+		       const struct perf_bw_result *res)
+{
+	struct bw_cli *b = ctx;
+
+	if (!res) {
+		if (b->served_table)
+			report_table_end(r);
+		b->served_table = false;
+		return;
+	}
+	if (!b->served_table)
+		report_table_begin(r, b->served_cols, table_cols(b, b->served_cols));
+	b->served_table = true;
+	report_row(r, b, res, strcmp(perf_engine(s), "soft") == 0);
+}
+
 /* -b with atomics, and perftest's --rate_limit family (only software
  * pacing exists here). */
 static int check_bw_options(const struct bw_cli *b, enum perf_role role)
@@ -419,5 +442,5 @@ int cmd_bw(int argc, char **argv, const struct global_opts *gin)
 	/* perftest's default: 5000 WRITEs, 1000 of everything else. */
 	if (!b.c.iters_set && !b.c.duration_set && b.c.o.op == PERF_WRITE)
 		b.c.o.iters = 5000;
-	return perf_cli_run(&b.c, &g, role, run_client, &b);
+	return perf_cli_run(&b.c, &g, role, run_client, served_row, &b);
 }

@@ -309,5 +309,5 @@ int cmd_lat(int argc, char **argv, const struct global_opts *gin)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	l.c.o.tx_depth = 1;
-	return perf_cli_run(&l.c, &g, role, run_client, &l);
+	return perf_cli_run(&l.c, &g, role, run_client, NULL, &l);
 }

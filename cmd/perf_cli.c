@@ -576,8 +576,23 @@ static int run_outputs(const struct perf_cli *c, struct report *r, int rc)
 	return rc;
 }
 
+/* perf_serve_all's callback, carrying the command's and the report. */
+struct served_to {
+	perf_cli_served_fn fn;
+	void *ctx;
+	struct perf_session *s;
+	struct report *r;
+};
+
+static void on_served(const struct perf_bw_result *res, void *p)
+{
+	struct served_to *to = p;
+
+	to->fn(to->ctx, to->s, to->r, res);
+}
+
 int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
-		 perf_client_fn client, void *ctx)
+		 perf_client_fn client, perf_cli_served_fn served, void *ctx)
 {
 	struct perf_session *s = NULL;
 	char err[XPORT_ERR_LEN];
@@ -636,9 +651,13 @@ int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role
 			c->o.size = c->max_msg;
 		perf_cli_preamble(&r, c, s, role);
 		if (role == PERF_SERVER && !perf_serves_as_runner(s)) {
+			struct served_to to = { served, ctx, s, &r };
 			unsigned runs;
 
-			rc = perf_serve_all(s, &runs, err) < 0 ? EXIT_RUNTIME : EXIT_OK;
+			rc = perf_serve_all(s, &runs, served ? on_served : NULL, &to, err) < 0 ?
+			     EXIT_RUNTIME : EXIT_OK;
+			if (served)
+				served(ctx, s, &r, NULL);
 			if (rc)
 				report_error(&r, "%s", err);
 			report_param(&r, "Runs served", "runs_served", REPORT_U64, RV_U64(runs));

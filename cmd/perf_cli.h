@@ -194,10 +194,14 @@ void perf_cli_loss(struct printer *pr, const char *lead, const struct perf_loss 
 unsigned perf_cli_sizes(const struct perf_cli *c, uint64_t *sizes, unsigned cap);
 
 /* Runs the command: the server serves, the client calls `client` (which
- * runs the sizes and renders the rows); --persistent servers loop. */
+ * runs the sizes and renders the rows); --persistent servers loop.  A
+ * server calls `served` (when not NULL) with each UC or UD bw run as it
+ * arrived (perf_serve_all), then with res NULL when the client has gone. */
 typedef int (*perf_client_fn)(void *ctx, struct perf_session *s, struct report *r);
+typedef void (*perf_cli_served_fn)(void *ctx, struct perf_session *s, struct report *r,
+				   const struct perf_bw_result *res);
 int perf_cli_run(struct perf_cli *c, const struct global_opts *g, enum perf_role role,
-		 perf_client_fn client, void *ctx);
+		 perf_client_fn client, perf_cli_served_fn served, void *ctx);
 
 /* perftest's options bw and lat refuse, with the reason (cmd_usage.refused). */
 const char *perftest_refused(const char *word);

@@ -179,6 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_t *m = json_loadb((const char *)data + 1, size - 1, 0, NULL);
 		struct perf_bw_result fig;
 		struct ctl_verdict v;
+		struct ctl_sent sent;
 		struct ctl_mem mem;
 		uint64_t run;
 		unsigned n;
@@ -203,6 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ctl_run_parse(m, &run, err);
 			ctl_done_parse(m, &stop, err);
 			ctl_verdict_parse(m, &v, err);
+			ctl_sent_parse(m, &sent, err);
 			ctl_figures_parse(m, &fig, err);
 			incast_parsers(m, err);
 			probe_parsers(m, err);

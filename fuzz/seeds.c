@@ -589,7 +589,11 @@ static void oob_seeds(void)
 			{ "ctl-end", "{\"end\":true}" },
 			{ "ctl-done", "{\"stop\":true}" },
 			{ "ctl-verdict", "{\"verdict\":{\"verified\":true,\"bad_offset\":0,"
-					 "\"status\":0}}" },
+					 "\"status\":0,\"received\":{\"msgs\":990,\"bytes\":"
+					 "1013760,\"drops_known\":true,\"rcvbuf_drops\":4,"
+					 "\"no_recv_drops\":3,\"qkey_drops\":2,"
+					 "\"uc_msgs_cut\":1}}}" },
+			{ "ctl-sent", "{\"sent\":{\"msgs\":1000,\"host_tx_drops\":null}}" },
 			{ "ctl-figures", "{\"figures\":{\"iterations\":5000,\"seconds\":1.5,"
 					 "\"bw_avg_gbps\":9.5,\"bw_peak_gbps\":9.9,"
 					 "\"msg_rate_mpps\":0.02}}" },

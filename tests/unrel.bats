@@ -71,6 +71,17 @@ print(r["lost_msgs"], w)'
 assert d["params"]["connection"] == sys.argv[2] and d["params"]["verify"] and not d["errors"], d
 assert r["received_msgs"] > 0, r
 assert r["received_msgs"] + r["lost_msgs"] == 5000, r' "$conn"
+		printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/cli.json"
+		# The server's own row: what arrived there of what was sent.
+		server_output "$SRV"
+		json_eval '
+(s,), c = d["results"], json.load(open(sys.argv[2]))["results"][0]
+assert d["params"]["role"] == "server" and d["params"]["connection"] == sys.argv[3], d
+assert s["sent_msgs"] == 5000 and s["iterations"] == s["received_msgs"] == c["received_msgs"], s
+assert s["lost_msgs"] == c["lost_msgs"] and s["lost_where"] == c["lost_where"], (s, c)
+assert s["bytes"] == 1000 and s["received_bytes"] == 1000 * s["received_msgs"], s
+assert s["bw_avg_gbps"] > 0 and s["msg_rate_mpps"] > 0 and s["seconds"] > 0, s' \
+			"$BATS_TEST_TMPDIR/cli.json" "$conn"
 	done
 }
 
@@ -82,6 +93,12 @@ assert r["received_msgs"] + r["lost_msgs"] == 5000, r' "$conn"
 (r,) = d["results"]
 assert r["iterations"] == r["sent_msgs"] == 2000 and r["received_msgs"] is None, r
 assert r["lost_msgs"] is None and "host_tx_drops" in r, r'
+	# Between two processes the server has no row: nothing to count.
+	start_server bw
+	run -0 timeout -k 2 60 "$RDMAKIT" bw -c UC -s 4096 -n 2000 -p "$PORT" --bind "$ADDR" "$ADDR"
+	assert_output --partial "sent 2000 messages; a WRITE gives the receiver nothing to count"
+	server_output "$SRV"
+	json_eval 'assert d["results"] == [] and d["params"]["runs_served"] == 1, d'
 }
 
 @test "lat -c UD and -c UC: every ping answered on a clean path, none lost; the JSON says how long a ping waits" {

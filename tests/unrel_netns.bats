@@ -49,13 +49,14 @@ dropped() {
 		awk '/counter packets/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }'
 }
 
-# client ARGS...: a bw or lat server in NS_R for one client, the client in
-# NS_S with ARGS; its JSON in output.
+# client ARGS...: a bw or lat server in NS_R for one client (its JSON in
+# srv.out, its pid in SRV), the client in NS_S with ARGS; its JSON in output.
 client() {
 	local kind=$1
 	shift
 	bg_ns "$BATS_TEST_TMPDIR/srv.out" "$BATS_TEST_TMPDIR/srv.err" "$NS_R" \
-		"$RDMAKIT" "$kind" --timeout 30
+		"$RDMAKIT" -j "$kind" --timeout 30
+	SRV=$BG
 	wait_listen_ns "$NS_R" 18515
 	run -0 timeout -k 2 120 ip netns exec "$NS_S" "$RDMAKIT" -j "$kind" --timeout 30 "$@" "$IP_R"
 }
@@ -63,6 +64,7 @@ client() {
 ud_loss() {
 	drop_in "$1"
 	client bw -c UD -s 1024 -n 20000
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/bw.json"
 	run json_eval '
 (r,) = d["results"]
 w, nft = r["lost_where"], int(sys.argv[2])
@@ -73,6 +75,26 @@ assert nft > 0, "nothing was dropped"
 assert r["received_msgs"] + r["lost_msgs"] == r["sent_msgs"] == 20000, r
 assert r["lost_msgs"] == nft + host, r' "$(dropped)"
 	echo "# $output" >&3
+	assert_success
+	assert_served_same
+}
+
+# assert_served_same: the bw server's own row (UC and UD SEND) says what
+# the client's (bw.json) says of sent, arrived and lost, and where.
+assert_served_same() {
+	wait_pid "$SRV" 10
+	assert_equal "$WAIT_RC" 0
+	run python3 - "$BATS_TEST_TMPDIR/bw.json" "$BATS_TEST_TMPDIR/srv.out" <<-'EOF2'
+		import json, sys
+		(c,), d = json.load(open(sys.argv[1]))["results"], json.load(open(sys.argv[2]))
+		(s,) = d["results"]
+		assert d["params"]["role"] == "server" and not d["errors"], d
+		for k in ("bytes", "sent_msgs", "received_msgs", "received_bytes", "lost_msgs",
+		          "loss_percent", "lost_where"):
+		    assert s[k] == c[k], (k, s[k], c[k])
+		assert s["iterations"] == c["received_msgs"], s
+		assert 0 < s["bw_avg_gbps"] and 0 < s["seconds"], s
+	EOF2
 	assert_success
 }
 
@@ -136,6 +158,7 @@ assert r["lost_msgs"] == nft + host, r' "$(dropped)"
 	EOF2
 	echo "# $output" >&3
 	assert_success
+	assert_served_same
 }
 
 @test "lat -c UD, 5% dropped on the way in: the pings with no answer are counted, not waited on forever" {

@@ -511,21 +511,18 @@ static void port_deltas(struct perf_port_deltas *pd, const struct ctr_snapshot *
 	ctr_port_deltas(before, after, pd->device, pd->port, keep_delta, pd);
 }
 
-/* UC and UD: what arrived of what this side sent.  A WRITE without
- * immediate gives the receiver nothing to count: its figures are the
- * sender's (and --verify checks the data). */
-static void account_loss(struct perf_session *s, struct perf_bw_result *r)
+/* UC and UD: what arrived of what a sender sent (rx: the receiver's
+ * count).  A WRITE without immediate gives the receiver nothing to count:
+ * its figures are the sender's (and --verify checks the data). */
+static void fill_loss(struct perf_loss *l, bool counted, const struct ctl_sent *tx,
+		      const struct ctl_received *rx)
 {
-	const struct ctl_received *rx = &s->peer_rx;
-	struct perf_loss *l = &r->loss;
-
-	r->unreliable = true;
-	l->sent_msgs = r->iterations;
-	l->tx_known = !xport_self_driven(s->dev);
-	l->host_tx_drops = r->counters.tx_drops;
-	if (s->o.op != PERF_SEND)
+	l->sent_msgs = tx->msgs;
+	l->tx_known = tx->tx_known;
+	l->host_tx_drops = tx->host_tx_drops;
+	if (!counted)
 		return;
-	perf_loss_count(l, r->iterations, rx->msgs, rx->bytes);
+	perf_loss_count(l, tx->msgs, rx->msgs, rx->bytes);
 	l->where_known = rx->drops_known;
 	l->rcvbuf_drops = rx->rcvbuf_drops;
 	l->no_recv_drops = rx->no_recv_drops;
@@ -533,11 +530,58 @@ static void account_loss(struct perf_session *s, struct perf_bw_result *r)
 	l->uc_msgs_cut = rx->uc_msgs_cut;
 }
 
+/* What this side sent: iterations, and what its host refused since before. */
+static void count_sent(struct perf_session *s, const struct xport_counters *before,
+		       uint64_t msgs, struct ctl_sent *tx)
+{
+	struct xport_counters now, d;
+
+	xport_dev_counters(s->dev, &now);
+	xport_counters_delta(&d, &now, before);
+	*tx = (struct ctl_sent){ .msgs = msgs, .tx_known = !xport_self_driven(s->dev),
+				 .host_tx_drops = d.tx_drops };
+}
+
+bool perf_tells_sent(const struct perf_session *s)
+{
+	return s->o.conn != XPORT_QPT_RC && !s->o.latency && !s->pt;
+}
+
+void perf_served_result(struct perf_session *s, const struct ctl_sent *tx,
+			struct perf_bw_result *r)
+{
+	struct ctl_received rx;
+	struct xport_counters now;
+	double secs = (double)(s->rx_last_ns - s->rx_first_ns) / 1e9;
+
+	memset(r, 0, sizeof(*r));
+	perf_received(s, &rx);
+	r->bytes_per_msg = s->o.size;
+	r->iterations = s->rx_msgs;
+	r->cq_mod = 1;
+	/* From the first arrival to the last: the first message's own time
+	 * is not in the span, so neither are its bytes. */
+	if (s->rx_msgs > 1 && secs > 0) {
+		r->seconds = secs;
+		r->msg_rate_mpps = (double)(s->rx_msgs - 1) / secs / 1e6;
+		r->bw_avg_gbps = (double)s->rx_bytes * (double)(s->rx_msgs - 1) /
+				 (double)s->rx_msgs * 8 / secs / 1e9;
+		r->bw_peak_gbps = r->bw_avg_gbps;
+	}
+	r->verified = !s->verify_failed;
+	r->bad_offset = s->bad_offset;
+	xport_dev_counters(s->dev, &now);
+	xport_counters_delta(&r->counters, &now, &s->rx_ctr0);
+	r->unreliable = true;
+	fill_loss(&r->loss, s->o.op == PERF_SEND, tx, &rx);
+}
+
 static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_bw_result *peer,
 		  struct bins *bins, char *err)
 {
 	bool both_here = s->role == PERF_LOOPBACK && s->o.bidirectional;
 	struct xport_counters before, after;
+	struct ctl_sent sent = { 0 };
 	struct pt_watch watch = { 0 };	/* perftest: its server still taking messages */
 	struct tx a, b;
 
@@ -583,6 +627,11 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 		perf_check_pattern(s, &s->a, s->a.rx_off);
 	if (both_here && s->o.op == PERF_READ)
 		perf_check_pattern(s, &s->b, s->b.tx_off);
+	if (s->o.conn != XPORT_QPT_RC)
+		count_sent(s, &before, r->iterations, &sent);
+	if (perf_tells_sent(s) && s->role == PERF_CLIENT &&
+	    ctl_send(&s->oob, OOB_PARAMS, ctl_sent_json(&sent), err) < 0)
+		return -1;
 	if (perf_run_end(s, &r->verified, &r->bad_offset, err) < 0)
 		return -1;
 	if (s->o.verify && s->o.op == PERF_ATOMIC && a.atomic_bad) {
@@ -591,8 +640,11 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 	}
 	xport_dev_counters(s->dev, &after);
 	xport_counters_delta(&r->counters, &after, &before);
-	if (s->o.conn != XPORT_QPT_RC)
-		account_loss(s, r);
+	if (s->o.conn != XPORT_QPT_RC) {
+		r->unreliable = true;
+		r->loss.peer_silent = s->pt != NULL;
+		fill_loss(&r->loss, s->o.op == PERF_SEND && !s->pt, &sent, &s->peer_rx);
+	}
 	return 0;
 }
 

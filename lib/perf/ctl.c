@@ -370,6 +370,27 @@ int ctl_done_parse(json_t *j, bool *stop, char *err)
 	return bad(err, "end of run", NULL);
 }
 
+json_t *ctl_sent_json(const struct ctl_sent *c)
+{
+	return json_pack("{s:{s:I, s:o}}", "sent", "msgs", (json_int_t)c->msgs, "host_tx_drops",
+			 c->tx_known ? json_integer((json_int_t)c->host_tx_drops) : json_null());
+}
+
+int ctl_sent_parse(json_t *j, struct ctl_sent *c, char *err)
+{
+	json_int_t msgs;
+	json_t *drops;
+
+	if (json_unpack_ex(j, NULL, 0, "{s:{s:I, s:o!}!}", "sent", "msgs", &msgs,
+			   "host_tx_drops", &drops) < 0 || msgs < 0 ||
+	    !(json_is_null(drops) || (json_is_integer(drops) && json_integer_value(drops) >= 0)))
+		return bad(err, "count of messages sent", NULL);
+	c->msgs = (uint64_t)msgs;
+	c->tx_known = !json_is_null(drops);
+	c->host_tx_drops = c->tx_known ? (uint64_t)json_integer_value(drops) : 0;
+	return 0;
+}
+
 json_t *ctl_verdict_json(const struct ctl_verdict *v)
 {
 	const struct ctl_received *r = &v->received;

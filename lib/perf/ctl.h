@@ -63,6 +63,16 @@ struct ctl_received {
 	uint64_t rcvbuf_drops, no_recv_drops, qkey_drops, uc_msgs_cut;
 };
 
+/* UC and UD bw: the client's count of what it sent, before the done
+ * barrier, so that the server can report the loss too. */
+struct ctl_sent {
+	uint64_t msgs;
+	bool tx_known;			/* its engine counts what its host refused */
+	uint64_t host_tx_drops;
+};
+json_t *ctl_sent_json(const struct ctl_sent *c);
+int ctl_sent_parse(json_t *j, struct ctl_sent *c, char *err);
+
 struct ctl_verdict {
 	bool verified;
 	uint64_t bad_offset;

@@ -167,6 +167,7 @@ struct perf_port_deltas {
  */
 struct perf_loss {
 	bool received_known;		/* SEND: the receiver counted; WRITE: nothing to count */
+	bool peer_silent;		/* the receiver is perftest, which tells nothing */
 	uint64_t sent_msgs, received_msgs, received_bytes, lost_msgs;
 	double loss_percent;
 	bool where_known;		/* the receivers' drop counters below */
@@ -275,8 +276,16 @@ int perf_set_size(struct perf_session *s, uint64_t size, char *err);
 /* Runs one bandwidth test of the current size; the server serves it. */
 int perf_run_bw(struct perf_session *s, struct perf_bw_result *r, char *err);
 int perf_run_lat(struct perf_session *s, struct perf_lat_result *r, char *err);
-/* Server: serves the client's runs until it ends the session; *runs counts them. */
-int perf_serve_all(struct perf_session *s, unsigned *runs, char *err);
+/*
+ * Server: serves the client's runs until it ends the session; *runs counts
+ * them.  UC and UD bw SEND: served (when not NULL) gets each run as this
+ * side saw it: iterations, rates and seconds are the messages that arrived,
+ * from the first arrival to the last, and loss is what the client sent
+ * less what arrived.
+ */
+typedef void (*perf_served_fn)(const struct perf_bw_result *r, void *ctx);
+int perf_serve_all(struct perf_session *s, unsigned *runs, perf_served_fn served, void *ctx,
+		   char *err);
 /* The client's address, on a server. */
 const char *perf_peer(const struct perf_session *s);
 /* Which protocol the peer spoke (rdmakit's or perftest's, and its version). */

@@ -48,7 +48,7 @@ struct perf_session {
 	uint64_t bad_offset;
 	int server_error;		/* a failed completion's status, 0 if none */
 	uint64_t rx_msgs, rx_bytes;	/* SEND: the receives that completed (payload bytes) */
-	uint64_t rx_last_ns;		/* when the last one did */
+	uint64_t rx_first_ns, rx_last_ns;	/* when the first and the last one did */
 	struct xport_counters rx_ctr0;	/* the engine's counters when the run began */
 	struct ctl_received peer_rx;	/* client: the server's count of the last run */
 	bool echo_recv_posted;		/* lat SEND: the echo's receive is posted */
@@ -105,6 +105,12 @@ int perf_pump_until_peer(struct perf_session *s, uint64_t deadline_ns, char *err
 void perf_pump_server(struct perf_session *s, struct perf_end *e);
 int perf_run_begin(struct perf_session *s, char *err);
 int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *err);
+/* UC and UD bw between rdmakit peers: the client tells the server what it
+ * sent (ctl_sent) before the done barrier. */
+bool perf_tells_sent(const struct perf_session *s);
+/* Server: the run as it arrived here (perf_serve_all's served). */
+void perf_served_result(struct perf_session *s, const struct ctl_sent *tx,
+			struct perf_bw_result *r);
 void perf_pump(struct perf_session *s);
 int perf_wc_error(const struct xport_wc *wc, char *err);
 void perf_server_prepare(struct perf_session *s, struct perf_end *e);

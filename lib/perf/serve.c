@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -120,9 +121,10 @@ void perf_server_on_wc(struct perf_session *s, struct perf_end *e, const struct 
 	{
 		uint32_t len = perf_recv_len(s, wc);
 
-		s->rx_msgs++;
-		s->rx_bytes += len;
 		s->rx_last_ns = perf_now_ns();
+		if (!s->rx_msgs++)
+			s->rx_first_ns = s->rx_last_ns;
+		s->rx_bytes += len;
 		check_message(s, e, q, len);
 	}
 	post_recv(s, e, q);
@@ -194,7 +196,7 @@ void perf_server_prepare(struct perf_session *s, struct perf_end *e)
 	s->bad_offset = 0;
 	s->server_error = 0;
 	s->rx_msgs = s->rx_bytes = 0;
-	s->rx_last_ns = 0;
+	s->rx_first_ns = s->rx_last_ns = 0;
 	xport_dev_counters(s->dev, &s->rx_ctr0);
 	e->tx_off = s->o.bidirectional ? e->half : 0;
 	e->rx_off = 0;
@@ -295,10 +297,39 @@ void perf_received(struct perf_session *s, struct ctl_received *r)
 				    .qkey_drops = d.qkey_drops, .uc_msgs_cut = d.uc_msgs_cut };
 }
 
+/* UC and UD SEND: what the client sent, and the run as it arrived here
+ * (a WRITE without immediate leaves nothing here to count). */
+static int report_served(struct perf_session *s, const struct ctl_sent *tx,
+			 perf_served_fn served, void *ctx, char *err)
+{
+	struct perf_bw_result *r;
+
+	if (!served || s->o.op != PERF_SEND)
+		return 0;
+	if (!(r = malloc(sizeof(*r)))) {
+		snprintf(err, XPORT_ERR_LEN, "out of memory");
+		return -1;
+	}
+	perf_served_result(s, tx, r);
+	served(r, ctx);
+	free(r);
+	return 0;
+}
+
+static int recv_sent(struct perf_session *s, struct ctl_sent *tx, char *err)
+{
+	json_t *m = ctl_recv(&s->oob, OOB_PARAMS, err);
+	int rc = m ? ctl_sent_parse(m, tx, err) : -1;
+
+	json_decref(m);
+	return rc;
+}
+
 /* One run: start barrier, serve until the client's done barrier, report. */
-static int serve_run(struct perf_session *s, char *err)
+static int serve_run(struct perf_session *s, perf_served_fn served, void *ctx, char *err)
 {
 	struct ctl_verdict v;
+	struct ctl_sent tx = { 0 };
 
 	perf_server_prepare(s, &s->a);
 	if (oob_barrier(&s->oob, 1, err) < 0)
@@ -308,16 +339,21 @@ static int serve_run(struct perf_session *s, char *err)
 	if ((passive_target(s) ? sleep_until_peer(s, err) : perf_pump_until_peer(s, 0, err)) < 0)
 		return -1;
 	perf_settle(s, &s->a);
+	if (perf_tells_sent(s) && recv_sent(s, &tx, err) < 0)
+		return -1;
 	if (oob_barrier(&s->oob, 2, err) < 0)
 		return -1;
 	perf_server_check(s, &s->a);
 	v = (struct ctl_verdict){ .verified = !s->verify_failed, .bad_offset = s->bad_offset,
 				  .status = s->server_error };
 	perf_received(s, &v.received);
-	return ctl_send(&s->oob, OOB_RESULT, ctl_verdict_json(&v), err);
+	if (ctl_send(&s->oob, OOB_RESULT, ctl_verdict_json(&v), err) < 0)
+		return -1;
+	return perf_tells_sent(s) ? report_served(s, &tx, served, ctx, err) : 0;
 }
 
-int perf_serve_all(struct perf_session *s, unsigned *runs, char *err)
+int perf_serve_all(struct perf_session *s, unsigned *runs, perf_served_fn served, void *ctx,
+		   char *err)
 {
 	*runs = 0;
 	for (;;) {
@@ -337,7 +373,7 @@ int perf_serve_all(struct perf_session *s, unsigned *runs, char *err)
 			return 0;
 		if (perf_set_size(s, size, err) < 0)
 			return -1;
-		if (serve_run(s, err) < 0)
+		if (serve_run(s, served, ctx, err) < 0)
 			return -1;
 		(*runs)++;
 	}
