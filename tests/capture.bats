@@ -19,7 +19,7 @@ load capture_helper
 	for f in opcodes-ipv4 opcodes-ipv6-vlan rocev1 ib ib-erf sll sll2 raw-ip snaplen \
 		cut-in-reth icrc-bad truncated-header unknown-opcode retransmit rnr-nak \
 		access-error dup-ack congestion gso gso-ipv6 gso-acks udp-port-9999 mixed big-values \
-		bulk truncated-file not-a-capture; do
+		bulk truncated-file not-a-capture cut-in-deth; do
 		[[ -s $FX/$f.pcap ]] || fail "$FX/$f.pcap was not written"
 	done
 	run python3 -c '

@@ -252,3 +252,21 @@ for p in summary["problems"]: print(p)'
 	refute_output --partial "ACK timeouts"
 	refute_output --partial "retransmissions"
 }
+
+@test "summary: a UD packet cut before its DETH's source QP is kept apart (source QP and Q_Key null), out of every sender's PSN sequence, and named as a possible cause of that address's gaps" {
+	cap -r "$FX/cut-in-deth.pcap" --summary --json
+	assert_success
+	run ndjson '
+ud = sorted((f for f in summary["flows"] if f["transport"] == "UD"), key=lambda f: f["packets"])
+print(len(summary["flows"]), summary["malformed"])
+for f in ud: print(f["src"], f["src_qp"], f["qkey"], f["packets"], f["psn_gaps"], f["retransmits"], f["out_of_order"])
+for p in summary["problems"]: print(p)'
+	assert_line --index 0 "2 1"
+	assert_line --index 1 "198.18.0.2 None None 1 0 0 0"
+	assert_line --index 2 "198.18.0.2 119 286331153 2 1 0 0"
+	assert_line "flow 198.18.0.2 UD src qp ? (cut before the DETH): 1 UD packets cut by the snap length before their source QP: a PSN missing from this address's UD flows may be one of them (capture with a larger -s)"
+	cap -r "$FX/cut-in-deth.pcap"
+	assert_line --index 1 --partial "UD Send Only qp 0x000021 psn 801"
+	assert_line --index 1 --partial "[truncated] ICRC unchecked"
+	refute_line --index 1 --partial "src_qp"
+}

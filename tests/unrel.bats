@@ -125,3 +125,28 @@ assert r["iterations"] == 2000 and r["lost_msgs"] == 0 and r["wait_us"] == 10000
 	# 1 s of pings, 2 s of silence, and the way out: not 100 ms per ping left.
 	((SECONDS - t0 < 15)) || fail "took $((SECONDS - t0)) s"
 }
+
+@test "lat -c UD: a peer that pauses past the wait loses those pings, and its answer that comes later is told apart by its tag (late, not taken for the current ping's)" {
+	start_server lat -c UD
+	bg "$BATS_TEST_TMPDIR/cli" "$BATS_TEST_TMPDIR/cli.err" "$RDMAKIT" -j lat -c UD -D 3 \
+		-p "$PORT" --bind "$ADDR" "$ADDR"
+	local cli=$BG
+	sleep 1
+	# 350 ms without answers: at 100 ms a ping, three or four go unanswered,
+	# and the server answers them once it runs again.  The client has one
+	# receive posted for the answer, so one late answer is taken (the rest
+	# find no receive posted and are dropped by its engine).
+	kill -STOP "$SRV"
+	sleep 0.35
+	kill -CONT "$SRV"
+	wait_pid "$cli" 20
+	assert_equal "$WAIT_RC" 0
+	output=$(cat "$BATS_TEST_TMPDIR/cli")
+	json_eval '
+(r,) = d["results"]
+got = {k: r[k] for k in ("iterations", "lost_msgs", "late_replies", "wait_us")}
+assert not d["errors"] and r["wait_us"] == 100000, (d["errors"], got)
+# At least three waits ran out in the pause; a loaded host stretches it.
+assert 2 <= r["lost_msgs"] <= 30, got
+assert 1 <= r["late_replies"] <= r["lost_msgs"], got'
+}

@@ -54,8 +54,7 @@ void flow_key_of(const struct wire_pkt *p, struct flow_key *k)
 
 	memset(k, 0, sizeof(*k));
 	k->dqpn = p->bth.dqpn;
-	/* A UD packet cut before its DETH has no source QP: keyed as the others. */
-	if (p->op && (tr == WIRE_TR_UC || (tr == WIRE_TR_UD && (p->ext & WIRE_X_DETH))))
+	if (p->op && (tr == WIRE_TR_UC || tr == WIRE_TR_UD))
 		k->service = tr;
 	if (p->layers & WIRE_L_IPV4) {
 		k->family = 4;
@@ -76,7 +75,8 @@ void flow_key_of(const struct wire_pkt *p, struct flow_key *k)
 		wire_put16(k->dst + 14, p->lrh.dlid);
 	}
 	if (k->service == WIRE_TR_UD) {
-		k->dqpn = p->deth.srcqp;
+		/* Cut before its DETH: no source QP to key it on. */
+		k->dqpn = p->ext & WIRE_X_DETH ? p->deth.srcqp : FLOW_SRC_QP_UNKNOWN;
 		memset(k->dst, 0, sizeof(k->dst));
 	}
 }
@@ -337,6 +337,9 @@ static void account_request(struct flow *f, const struct wire_pkt *p, uint64_t t
 	bool read = op == 0x0C;
 	bool atomic = op == 0x13 || op == 0x14;
 
+	/* UD packets of unknown source QP may be any senders': no sequence. */
+	if (f->key.service == WIRE_TR_UD && f->key.dqpn == FLOW_SRC_QP_UNKNOWN)
+		return;
 	track_psn(f, p->bth.psn, read);
 	if (f->key.service == WIRE_TR_UD)
 		f->qkey = p->deth.qkey;

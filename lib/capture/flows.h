@@ -23,6 +23,10 @@ struct flow_key {
 	uint8_t service;	/* enum wire_transport of a UC or UD request; else RC (0) */
 };
 
+/* A UD flow's dqpn when the snap length cut its packets before the DETH's
+ * source QP: they are kept together, out of every sender's PSN sequence. */
+#define FLOW_SRC_QP_UNKNOWN 0xFFFFFFFFu
+
 #define FLOW_PSN_WINDOW 4096	/* PSNs remembered behind the highest seen */
 /* A jump this large (either way) is a new connection on a reused QP number
  * (another run, a new random first PSN), not loss nor reordering. */

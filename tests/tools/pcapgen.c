@@ -497,6 +497,34 @@ static void gen_unreliable(struct gen *g)
 	out_close(&o);
 }
 
+/*
+ * UD SEND Onlys from A's QP 0x000077 to B's QP 0x21: PSN 800 whole, 801 cut
+ * by the snap length inside its DETH (the BTH readable, the source QP and
+ * Q_Key not), 802 whole.  The cut one cannot be keyed on its source QP.
+ */
+static void gen_cut_in_deth(struct gen *g)
+{
+	uint8_t frame[2048], payload[256];
+	struct out o;
+
+	out_open(g, &o, "cut-in-deth.pcap", DLT_EN10MB, 65535);
+	pattern(payload, sizeof(payload), 5);
+	for (uint32_t psn = 800; psn <= 802; psn++) {
+		struct wire_pkt p;
+		size_t n;
+
+		v4(&p, HOST_A, HOST_B, WIRE_ECT0);
+		p.ip4.id = 0;
+		p.bth = (struct wire_bth){ .opcode = OP_UD_SEND_ONLY, .pkey = 0xFFFF, .dqpn = 0x21,
+					   .psn = psn };
+		p.deth = (struct wire_deth){ 0x11111111, 0x77 };
+		n = wire_build(frame, sizeof(frame), &p, payload, sizeof(payload));
+		/* Half of the DETH: its Q_Key, not its source QP. */
+		out_write(&o, frame, psn == 801 ? p.bth_off + WIRE_BTH_LEN + 4 : n, n);
+	}
+	out_close(&o);
+}
+
 /* Two SENDs, each ACKed twice (same PSN, MSN and syndrome): 2 duplicate ACKs. */
 static void gen_dup_ack(struct gen *g)
 {
@@ -840,6 +868,7 @@ int main(int argc, char **argv)
 	/* Last, so that the fixtures before them keep their times. */
 	gen_gso(&g, "gso-acks.pcap", false, 3, 0, true);
 	gen_unreliable(&g);
+	gen_cut_in_deth(&g);
 
 	if (fclose(g.manifest) != 0)
 		die("cannot write the manifest: %s", strerror(errno));
