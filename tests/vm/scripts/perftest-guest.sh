@@ -164,6 +164,18 @@ pair deb_srv_bw_write_uc ib_write_bw "${P[@]}" -c UC -p PORT -n 200 -- \
 	rdmakit -j bw "${V[@]}" -c UC -p PORT -n 200 "$VM_IP"
 pair deb_cli_bw_send_uc rdmakit -j bw "${V[@]}" -c UC --op send -p PORT -n 200 -- \
 	ib_send_bw "${P[@]}" -c UC -p PORT -n 200 "$VM_IP"
+pair deb_srv_bw_send_uc ib_send_bw "${P[@]}" -c UC -p PORT -n 200 -- \
+	rdmakit -j bw "${V[@]}" -c UC --op send -p PORT -n 200 "$VM_IP"
+pair deb_cli_bw_write_uc rdmakit -j bw "${V[@]}" -c UC -p PORT -n 200 -- \
+	ib_write_bw "${P[@]}" -c UC -p PORT -n 200 "$VM_IP"
+pair deb_srv_lat_send_uc ib_send_lat "${P[@]}" -c UC -p PORT -n 200 -- \
+	rdmakit -j lat "${V[@]}" -c UC -p PORT -n 200 "$VM_IP"
+pair deb_cli_lat_send_uc rdmakit -j lat "${V[@]}" -c UC -p PORT -n 200 -- \
+	ib_send_lat "${P[@]}" -c UC -p PORT -n 200 "$VM_IP"
+pair deb_srv_lat_write_uc ib_write_lat "${P[@]}" -c UC -p PORT -n 200 -- \
+	rdmakit -j lat "${V[@]}" -c UC --op write -p PORT -n 200 "$VM_IP"
+pair deb_cli_lat_write_uc rdmakit -j lat "${V[@]}" -c UC --op write -p PORT -n 200 -- \
+	ib_write_lat "${P[@]}" -c UC -p PORT -n 200 "$VM_IP"
 if [[ -n $PT629 ]]; then
 	pair up_cli29_bw_send_ud rdmakit -j bw "${V[@]}" --op send -p PORT -n 200 -- \
 		"$PT629/ib_send_bw" "${P[@]}" -c UD -p PORT -n 200 "$VM_IP"
