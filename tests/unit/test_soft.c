@@ -337,6 +337,45 @@ static void test_go_back_across_wrap(struct unit *u)
 	}
 }
 
+/*
+ * Two READs of two response packets each; the first READ's last response
+ * packet is lost.  The second READ's First response carries an AETH that
+ * passes the first READ: its response is out of sequence (an implied NAK),
+ * so the first READ is asked again from the missing packet, at once (no
+ * timeout), and counted as out_of_sequence like any response that skipped.
+ */
+static void test_read_implied_nak(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[2];
+	struct side *a, *b;
+	uint32_t log[4];
+
+	pair_open(&pr, 16384, 61, 0, 0, 0, 0x100);
+	a = &pr.s[0];
+	b = &pr.s[1];
+	fill(b->buf, 4096, 91);
+	pr.wire.drop_log = log;
+	pr.wire.drop_log_cap = 4;
+	pr.wire.drop_after = 4;	/* READ, READ, then the first READ's two responses */
+	for (int k = 0; k < 2; k++) {
+		struct xport_send_wr wr = wr_of(a, b, XPORT_WR_RDMA_READ, (size_t)k * 2048, 2048);
+		char err[XPORT_ERR_LEN];
+
+		CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, NULL, err), 0);
+	}
+	CHECK_EQ(u, run_until(&pr, 0, 2, wc), 2);
+	CHECK(u, wc[0].status == XPORT_WC_SUCCESS && wc[1].status == XPORT_WC_SUCCESS);
+	CHECK_EQ(u, pr.wire.dropped, 1);
+	CHECK_EQ(u, pr.wire.drop_log_len, 1);
+	CHECK_EQ(u, log[0], 0x101);	/* the first READ's Response Last */
+	CHECK_EQ(u, a->qp->ctr.out_of_sequence, 1);
+	CHECK_EQ(u, a->qp->ctr.timeouts, 0);
+	CHECK(u, a->qp->ctr.retransmits > 0);
+	CHECK(u, memcmp(a->buf, b->buf, 4096) == 0);
+	pair_close(&pr);
+}
+
 static void step_sender(struct pair *pr, int times)
 {
 	for (int i = 0; i < times; i++)
@@ -683,6 +722,7 @@ int main(void)
 	RUN(&u, test_retry_exceeded);
 	RUN(&u, test_loss_window);
 	RUN(&u, test_go_back_across_wrap);
+	RUN(&u, test_read_implied_nak);
 	RUN(&u, test_unsignaled);
 	RUN(&u, test_calls_per_packet);
 	RUN(&u, test_pipeline);

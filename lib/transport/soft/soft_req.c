@@ -253,6 +253,9 @@ static void ack_upto(struct soft_qp *qp, uint32_t psn)
 		if (is_rd_atomic(w->wr.opcode)) {
 			una = (w->first_psn + w->resp_pkts) & WIRE_PSN_MASK;
 			if (!qp->read_resent) {
+				/* Its response is out of sequence: counted as a
+				 * READ response that skipped ahead is. */
+				SOFT_COUNT(qp, out_of_sequence);
 				qp->read_resent = true;
 				go_back(qp, una);
 			}
