@@ -130,8 +130,16 @@ assert r["iterations"] == 2000 and r["lost_msgs"] == 0 and r["wait_us"] == 10000
 	start_server lat -c UD
 	bg "$BATS_TEST_TMPDIR/cli" "$BATS_TEST_TMPDIR/cli.err" "$RDMAKIT" -j lat -c UD -D 3 \
 		-p "$PORT" --bind "$ADDR" "$ADDR"
-	local cli=$BG
-	sleep 1
+	local cli=$BG i=0
+	# Once the pings run (the client's engine has sent some), not before.
+	until "$RDMAKIT" -j top -n 1 -d 0.05 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(not any(v["value"] > 100 for e in d["engines"] for k, v in e["counters"].items()
+                 if k.startswith("qp ") and k.endswith("/tx_packets")))'; do
+		((++i < 100)) || fail "no pings after 10 s: $(cat "$BATS_TEST_TMPDIR/cli.err")"
+		sleep 0.1
+	done
 	# 350 ms without answers: at 100 ms a ping, three or four go unanswered,
 	# and the server answers them once it runs again.  The client has one
 	# receive posted for the answer, so one late answer is taken (the rest

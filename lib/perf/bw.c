@@ -548,32 +548,33 @@ bool perf_tells_sent(const struct perf_session *s)
 }
 
 void perf_served_result(struct perf_session *s, const struct ctl_sent *tx,
-			struct perf_bw_result *r)
+			const struct ctl_received *rx, struct perf_bw_result *r)
 {
-	struct ctl_received rx;
 	struct xport_counters now;
 	double secs = (double)(s->rx_last_ns - s->rx_first_ns) / 1e9;
 
 	memset(r, 0, sizeof(*r));
-	perf_received(s, &rx);
 	r->bytes_per_msg = s->o.size;
-	r->iterations = s->rx_msgs;
-	r->cq_mod = 1;
+	r->iterations = rx->msgs;
+	r->cq_mod = 1;		/* every receive completes */
 	/* From the first arrival to the last: the first message's own time
-	 * is not in the span, so neither are its bytes. */
-	if (s->rx_msgs > 1 && secs > 0) {
+	 * is not in the span, so neither are its bytes (fewer than two
+	 * arrivals: no span, rates 0). */
+	if (rx->msgs > 1 && secs > 0) {
 		r->seconds = secs;
-		r->msg_rate_mpps = (double)(s->rx_msgs - 1) / secs / 1e6;
-		r->bw_avg_gbps = (double)s->rx_bytes * (double)(s->rx_msgs - 1) /
-				 (double)s->rx_msgs * 8 / secs / 1e9;
-		r->bw_peak_gbps = r->bw_avg_gbps;
+		r->msg_rate_mpps = (double)(rx->msgs - 1) / secs / 1e6;
+		r->bw_avg_gbps = (double)rx->bytes * (double)(rx->msgs - 1) /
+				 (double)rx->msgs * 8 / secs / 1e9;
+		r->bw_peak_gbps = s->o.no_peak ? 0 : r->bw_avg_gbps;
 	}
+	r->cpu_util_percent = perf_cpu_percent(perf_cpu_ns() - s->rx_cpu0,
+					       perf_now_ns() - s->rx_wall0);
 	r->verified = !s->verify_failed;
 	r->bad_offset = s->bad_offset;
 	xport_dev_counters(s->dev, &now);
 	xport_counters_delta(&r->counters, &now, &s->rx_ctr0);
 	r->unreliable = true;
-	fill_loss(&r->loss, s->o.op == PERF_SEND, tx, &rx);
+	fill_loss(&r->loss, s->o.op == PERF_SEND, tx, rx);
 }
 
 static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_bw_result *peer,
@@ -642,7 +643,7 @@ static int run_bw(struct perf_session *s, struct perf_bw_result *r, struct perf_
 	xport_counters_delta(&r->counters, &after, &before);
 	if (s->o.conn != XPORT_QPT_RC) {
 		r->unreliable = true;
-		r->loss.peer_silent = s->pt != NULL;
+		r->loss.peer_silent = s->pt && s->o.op == PERF_SEND;
 		fill_loss(&r->loss, s->o.op == PERF_SEND && !s->pt, &sent, &s->peer_rx);
 	}
 	return 0;

@@ -50,6 +50,7 @@ struct perf_session {
 	uint64_t rx_msgs, rx_bytes;	/* SEND: the receives that completed (payload bytes) */
 	uint64_t rx_first_ns, rx_last_ns;	/* when the first and the last one did */
 	struct xport_counters rx_ctr0;	/* the engine's counters when the run began */
+	uint64_t rx_cpu0, rx_wall0;	/* this process's CPU time and the clock then */
 	struct ctl_received peer_rx;	/* client: the server's count of the last run */
 	bool echo_recv_posted;		/* lat SEND: the echo's receive is posted */
 	struct pt_state *pt;		/* a perftest peer: its protocol's state (pt_int.h) */
@@ -110,7 +111,7 @@ int perf_run_end(struct perf_session *s, bool *verified, uint64_t *bad, char *er
 bool perf_tells_sent(const struct perf_session *s);
 /* Server: the run as it arrived here (perf_serve_all's served). */
 void perf_served_result(struct perf_session *s, const struct ctl_sent *tx,
-			struct perf_bw_result *r);
+			const struct ctl_received *rx, struct perf_bw_result *r);
 void perf_pump(struct perf_session *s);
 int perf_wc_error(const struct xport_wc *wc, char *err);
 void perf_server_prepare(struct perf_session *s, struct perf_end *e);

@@ -198,6 +198,8 @@ void perf_server_prepare(struct perf_session *s, struct perf_end *e)
 	s->rx_msgs = s->rx_bytes = 0;
 	s->rx_first_ns = s->rx_last_ns = 0;
 	xport_dev_counters(s->dev, &s->rx_ctr0);
+	s->rx_cpu0 = perf_cpu_ns();
+	s->rx_wall0 = perf_now_ns();
 	e->tx_off = s->o.bidirectional ? e->half : 0;
 	e->rx_off = 0;
 	memset(e->last_tag, 0, sizeof(e->last_tag));
@@ -300,7 +302,7 @@ void perf_received(struct perf_session *s, struct ctl_received *r)
 /* UC and UD SEND: what the client sent, and the run as it arrived here
  * (a WRITE without immediate leaves nothing here to count). */
 static int report_served(struct perf_session *s, const struct ctl_sent *tx,
-			 perf_served_fn served, void *ctx, char *err)
+			 const struct ctl_received *rx, perf_served_fn served, void *ctx, char *err)
 {
 	struct perf_bw_result *r;
 
@@ -310,7 +312,7 @@ static int report_served(struct perf_session *s, const struct ctl_sent *tx,
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		return -1;
 	}
-	perf_served_result(s, tx, r);
+	perf_served_result(s, tx, rx, r);
 	served(r, ctx);
 	free(r);
 	return 0;
@@ -349,7 +351,7 @@ static int serve_run(struct perf_session *s, perf_served_fn served, void *ctx, c
 	perf_received(s, &v.received);
 	if (ctl_send(&s->oob, OOB_RESULT, ctl_verdict_json(&v), err) < 0)
 		return -1;
-	return perf_tells_sent(s) ? report_served(s, &tx, served, ctx, err) : 0;
+	return perf_tells_sent(s) ? report_served(s, &tx, &v.received, served, ctx, err) : 0;
 }
 
 int perf_serve_all(struct perf_session *s, unsigned *runs, perf_served_fn served, void *ctx,

@@ -68,9 +68,11 @@
 #include "transport.h"
 
 #define OOB_DEFAULT_PORT 18515		/* perftest's default, so firewalls already allow it */
-/* 2: the 16-byte opening and AUTH (rdmakit 0.2); 1: rdmakit 0.1, whose
- * peers get one line naming the mismatch on both sides. */
-#define OOB_PROTO_VERSION 2
+/* 3: a UC/UD bw client tells the server what it sent (ctl_sent) before the
+ * done barrier; 2: the 16-byte opening and AUTH (rdmakit 0.2); 1: rdmakit
+ * 0.1.  Peers of another version get one line naming the mismatch on both
+ * sides, at the hello. */
+#define OOB_PROTO_VERSION 3
 #define OOB_OPENING_LEN 16
 #define OOB_OPENING_PERFTEST "6.06"	/* what perftest reads: Debian 12's perftest */
 #define OOB_OPENING_MARKER "RDMK"

@@ -10,8 +10,9 @@
  * guessed source QP) instead, which a UD QP takes from anyone.
  * QPN: the destination QP (a number, or "random" for a fresh guess per
  * packet); the rkey, the PSN and the address are guessed per packet.  It
- * prints one line, "sent N", and exits 0; 2 on bad arguments, 3 when the
- * raw socket cannot be had (it needs CAP_NET_RAW).
+ * prints one line, "sent N" (the packets the kernel took), and exits 0; 2
+ * on bad arguments, 3 when the raw socket cannot be had (it needs
+ * CAP_NET_RAW).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
 	bool ud = false;
 	unsigned long qkey = 0;
 	struct in_addr src;
-	uint64_t seed = (uint64_t)now_ns() | 1, end, start, sent = 0;
+	uint64_t seed = (uint64_t)now_ns() | 1, end, start, sent = 0, failed = 0;
 	double seconds, pps;
 	bool random_qpn;
 	unsigned long qpn = 0;
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
 		size_t n;
 
 		/* Paced: packet k leaves no earlier than k / pps after the start. */
-		if ((double)(t - start) * pps / 1e9 < (double)sent)
+		if ((double)(t - start) * pps / 1e9 < (double)(sent + failed))
 			continue;
 		memset(&p, 0, sizeof(p));
 		p.encap = WIRE_ENCAP_ROCEV2;
@@ -114,7 +115,7 @@ int main(int argc, char **argv)
 		if (n && sendto(fd, frame, n, 0, (struct sockaddr *)&dst, sizeof(dst)) == (ssize_t)n)
 			sent++;
 		else if (n)
-			sent++, fprintf(stderr, "inject: sendto: %s\n", strerror(errno));
+			failed++, fprintf(stderr, "inject: sendto: %s\n", strerror(errno));
 	}
 	printf("sent %llu\n", (unsigned long long)sent);
 	close(fd);

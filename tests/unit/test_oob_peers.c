@@ -9,6 +9,11 @@
  */
 #include "oob_peers.h"
 
+/* The protocol this build speaks, as text and as the opening's bytes. */
+#define PROTO_TEXT "3"
+#define PROTO_BYTES "\0\3"
+_Static_assert(OOB_PROTO_VERSION == 3, "PROTO_TEXT and PROTO_BYTES follow OOB_PROTO_VERSION");
+
 static void test_peer_closes(struct unit *u)
 {
 	char err[XPORT_ERR_LEN] = "", buf[200];
@@ -78,9 +83,9 @@ static void test_hello_eof(struct unit *u)
 			  "rdmakit (control protocol 1)");
 	oob_close(&o);
 	raw_join(&r);
-	/* It read exactly the opening: perftest's version text, the marker, protocol 2. */
+	/* It read exactly the opening: perftest's version text, the marker, the protocol. */
 	CHECK_EQ(u, r.n_seen, OOB_OPENING_LEN);
-	CHECK(u, memcmp(r.seen, "6.06\0\0\0\0RDMK\0\2\0\0", 16) == 0);
+	CHECK(u, memcmp(r.seen, "6.06\0\0\0\0RDMK" PROTO_BYTES "\0\0", 16) == 0);
 }
 
 static void test_not_rdmakit(struct unit *u)
@@ -160,11 +165,11 @@ static void test_wrong_version(struct unit *u)
 		return;
 	}
 	CHECK_EQ(u, accept_one(lfd, LONG_MS, &o, err), -1);
-	CHECK_HAS(u, err, "speaks rdmakit control protocol 99, this server 2: use the same "
+	CHECK_HAS(u, err, "speaks rdmakit control protocol 99, this server " PROTO_TEXT ": use the same "
 			  "rdmakit version on both sides");
 	raw_join(&r);
 	CHECK_EQ(u, r.n_seen, OOB_OPENING_LEN);
-	CHECK(u, memcmp(r.seen, "6.06\0\0\0\0RDMK\0\2\0\0", 16) == 0);
+	CHECK(u, memcmp(r.seen, "6.06\0\0\0\0RDMK" PROTO_BYTES "\0\0", 16) == 0);
 
 	/* An rdmakit 0.1 client (a protocol 1 HELLO) is told in its own framing. */
 	mk_hdr(old, "RDMK", 1, OOB_HELLO, OOB_HELLO_LEN);
@@ -181,8 +186,8 @@ static void test_wrong_version(struct unit *u)
 	close(lfd);
 	CHECK(u, r.n_seen > OOB_HDR_LEN && memcmp(r.seen, "RDMK\0\1\0\6", 8) == 0);
 	r.seen[r.n_seen < sizeof(r.seen) ? r.n_seen : sizeof(r.seen) - 1] = 0;
-	CHECK_HAS(u, (const char *)r.seen + OOB_HDR_LEN, "(control protocol 2): use the same "
-							  "rdmakit version on both sides");
+	CHECK_HAS(u, (const char *)r.seen + OOB_HDR_LEN, "(control protocol " PROTO_TEXT "): use "
+							  "the same rdmakit version on both sides");
 }
 
 /* A length field past the limit is refused from the header alone, at once. */

@@ -97,8 +97,12 @@ static bool ud_side_open(struct ud_side *s, const char *addr, uint8_t tos, char 
 	struct soft_link *l = soft_udp_open(addr, 0, false, err);
 
 	memset(s->buf, 0, sizeof(s->buf));
-	if (!l || !(s->dev = soft_dev_open(l, err)))
+	if (!l)
 		return false;
+	if (!(s->dev = soft_dev_open(l, err))) {
+		l->ops->close(l);
+		return false;
+	}
 	s->cq = soft_engine_ops.create_cq(s->dev, 64, err);
 	s->qp = s->cq ? soft_engine_ops.create_qp(s->dev, s->cq, s->cq, &a, err) : NULL;
 	s->mr = (struct xport_mr){ .addr = s->buf, .length = sizeof(s->buf),
@@ -163,7 +167,7 @@ static void ud_grh_over(struct unit *u, const char *addr, bool v6)
 	wr = (struct xport_send_wr){ .wr_id = 2, .opcode = XPORT_WR_SEND, .signaled = true,
 				     .sge = { (uint64_t)(uintptr_t)a->buf, payload, a->mr.lkey } };
 	CHECK_EQ(u, soft_engine_ops.post_send(a->qp, &wr, NULL, err), 0);
-	for (int round = 0; round < 200000 && n == 0; round++) {
+	for (uint64_t end = soft_now_ns() + 5000000000ull; n == 0 && soft_now_ns() < end;) {
 		soft_engine_ops.poll_cq(a->cq, NULL, 0);
 		soft_progress(a->dev);
 		n = soft_engine_ops.poll_cq(b->cq, &wc, 1);
