@@ -43,6 +43,11 @@ bool flow_unreliable(const struct flow_key *k)
 	return k->service == WIRE_TR_UC || k->service == WIRE_TR_UD;
 }
 
+bool flow_src_qp_unknown(const struct flow_key *k)
+{
+	return k->service == WIRE_TR_UD && k->dqpn == FLOW_SRC_QP_UNKNOWN;
+}
+
 /*
  * RC and UC: a flow is one direction of a connection (addresses and the
  * destination QP).  UD: PSNs run per sending QP across every destination
@@ -338,7 +343,7 @@ static void account_request(struct flow *f, const struct wire_pkt *p, uint64_t t
 	bool atomic = op == 0x13 || op == 0x14;
 
 	/* UD packets of unknown source QP may be any senders': no sequence. */
-	if (f->key.service == WIRE_TR_UD && f->key.dqpn == FLOW_SRC_QP_UNKNOWN)
+	if (flow_src_qp_unknown(&f->key))
 		return;
 	track_psn(f, p->bth.psn, read);
 	if (f->key.service == WIRE_TR_UD)

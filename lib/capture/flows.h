@@ -94,6 +94,8 @@ bool flows_add(struct flow_table *t, const struct wire_pkt *p, uint64_t ts_ns,
 void flow_key_of(const struct wire_pkt *p, struct flow_key *k);
 /* A UC or UD flow: nothing is acknowledged or resent on it. */
 bool flow_unreliable(const struct flow_key *k);
+/* A UD flow of packets cut before their DETH (FLOW_SRC_QP_UNKNOWN). */
+bool flow_src_qp_unknown(const struct flow_key *k);
 /* "198.18.0.2", "fe80::1" or "lid 0x0005". */
 void flow_addr_str(const struct flow_key *k, bool dst, char *out, size_t cap);
 /* Whether an opcode is a response (read response, ACK, atomic ACK). */

@@ -33,7 +33,7 @@ static void flow_name(const struct flow *f, char *out, size_t cap)
 
 	flow_addr_str(&f->key, false, src, sizeof(src));
 	flow_addr_str(&f->key, true, dst, sizeof(dst));
-	if (f->key.service == WIRE_TR_UD && f->key.dqpn == FLOW_SRC_QP_UNKNOWN)
+	if (flow_src_qp_unknown(&f->key))
 		snprintf(out, cap, "%s UD src qp ? (cut before the DETH)", src);
 	else if (f->key.service == WIRE_TR_UD)
 		snprintf(out, cap, "%s UD src qp 0x%06x", src, f->key.dqpn);
@@ -77,7 +77,7 @@ static void unreliable_problems(const struct flow *f, const char *name, json_t *
 {
 	char msg[512];
 
-	if (f->key.service == WIRE_TR_UD && f->key.dqpn == FLOW_SRC_QP_UNKNOWN) {
+	if (flow_src_qp_unknown(&f->key)) {
 		snprintf(msg, sizeof(msg), "flow %s: %" PRIu64 " UD packets cut by the snap length "
 			 "before their source QP: a PSN missing from this address's UD flows may "
 			 "be one of them (capture with a larger -s)", name, f->packets);
@@ -228,7 +228,7 @@ static void flow(struct printer *pr, const struct flow *f)
 		print_string(pr, PRINT_JSON, "dst", NULL, addr);
 	}
 	print_string(pr, PRINT_JSON, "transport", NULL, service_name(&f->key));
-	if (f->key.service == WIRE_TR_UD && f->key.dqpn == FLOW_SRC_QP_UNKNOWN) {
+	if (flow_src_qp_unknown(&f->key)) {
 		print_null(pr, PRINT_JSON, "src_qp", NULL, NULL);	/* cut before the DETH */
 		print_null(pr, PRINT_JSON, "qkey", NULL, NULL);
 	} else if (f->key.service == WIRE_TR_UD) {
