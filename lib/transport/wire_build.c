@@ -75,11 +75,9 @@ size_t wire_put_transport(uint8_t *buf, size_t cap, const struct wire_pkt *p)
 	if (!op || cap < WIRE_BTH_LEN + wire_ext_len(op->ext))
 		return 0;
 	put_bth(buf, &p->bth);
-	for (unsigned i = 0; i < WIRE_X_COUNT; i++) {
-		unsigned bit = 1u << i;
+	for (unsigned left = op->ext; left; left &= left - 1) {
+		unsigned bit = left & -left;	/* in wire order: lowest first */
 
-		if (!(op->ext & bit))
-			continue;
 		put_ext(buf + off, bit, p);
 		off += wire_ext_len((uint16_t)bit);
 	}
