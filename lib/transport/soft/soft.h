@@ -35,6 +35,7 @@
 		      WIRE_ATOMICETH_LEN + WIRE_RETH_LEN + 4096 + 4 + WIRE_ICRC_LEN)
 #define SOFT_HOST_BACKLOG (256 << 10)	/* bytes of a QP the host may queue unsent */
 #define SOFT_BACKLOG_CHECK_PKTS 64	/* in flight before the backlog is asked */
+#define SOFT_BACKLOG_CHECK_NS 50000	/* and then at most this often (a syscall) */
 #define SOFT_BATCH 64			/* packets per send/receive syscall */
 #define SOFT_REPLAY 32			/* READ/atomic requests remembered for duplicates */
 #define SOFT_READ_JOBS 32		/* READ responses being sent, per QP */
@@ -246,6 +247,7 @@ struct soft_qp {
 	uint64_t deadline_ns;		/* local ACK timeout; 0 = not armed */
 	uint64_t rnr_until_ns;		/* waiting out an RNR NAK */
 	bool backlogged;		/* the host still queues too much of ours */
+	uint64_t backlog_asked_ns;	/* when the host was last asked */
 	int retries_left, rnr_left;
 	bool read_resent;		/* a missing READ response was re-requested */
 	uint32_t max_sent_psn;		/* to tell retransmissions from first sends */

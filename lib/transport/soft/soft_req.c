@@ -606,11 +606,15 @@ void soft_req_transmit(struct soft_qp *qp)
 	}
 	/* A slow link behind a deep host queue: stop feeding it while it holds
 	 * more than SOFT_HOST_BACKLOG of ours, so what is queued goes out well
-	 * within the ACK timeout.  Asked only with much in flight (cheap). */
-	qp->backlogged = qp->sq_cur != qp->sq_tail &&
-			 (!reliable(qp) ||
-			  wire_psn_diff(qp->next_psn, qp->una) > SOFT_BACKLOG_CHECK_PKTS) &&
-			 host_backlog(qp) > SOFT_HOST_BACKLOG;
+	 * within the ACK timeout.  Asked only with much in flight, and not on
+	 * every turn: it is a syscall, and on a fast link a third of them. */
+	if (qp->sq_cur == qp->sq_tail ||
+	    (reliable(qp) && wire_psn_diff(qp->next_psn, qp->una) <= SOFT_BACKLOG_CHECK_PKTS)) {
+		qp->backlogged = false;
+	} else if (qp->dev->now_ns - qp->backlog_asked_ns >= SOFT_BACKLOG_CHECK_NS) {
+		qp->backlog_asked_ns = qp->dev->now_ns;
+		qp->backlogged = host_backlog(qp) > SOFT_HOST_BACKLOG;
+	}
 	if (qp->backlogged)
 		return;
 	while (budget > 0 && qp->sq_cur != qp->sq_tail) {
