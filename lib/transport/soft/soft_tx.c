@@ -8,6 +8,7 @@
  * the packet: CRC libraries pay per call and for short or odd-length
  * calls, so two or four passes per packet cost twice as much.
  */
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -94,7 +95,9 @@ struct soft_pkt *soft_tx_slot(struct soft_dev *d)
 
 void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t psn)
 {
-	memset(p, 0, sizeof(*p));
+	/* Only what wire_put_transport reads: the BTH and the extended headers
+	 * (the frame layers before them are the kernel's to write). */
+	memset(&p->bth, 0, offsetof(struct wire_pkt, icrc_start) - offsetof(struct wire_pkt, bth));
 	p->bth.opcode = opcode;
 	p->bth.pkey = WIRE_DEFAULT_PKEY;
 	p->bth.dqpn = qp->peer_qpn;

@@ -326,6 +326,7 @@ static int read_batch(struct udp_link *u)
 static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 {
 	struct udp_link *u = (struct udp_link *)l;
+	struct soft_pkt meta;	/* only its addresses and IP fields */
 	int out = 0;
 
 	while (out < n) {
@@ -339,6 +340,12 @@ static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 		seg = (size_t)gro_size(h);
 		if (!seg || seg > len)
 			seg = len;
+		/* What the segments of one aggregate share, parsed once. */
+		from_sockaddr(&u->rx_names[u->rx_next], &meta.src);
+		meta.dst = l->local;
+		meta.ecn = meta.tos = meta.ttl = 0;
+		meta.flow_label = 0;
+		parse_cmsgs(h, &meta);
 		while (out < n && u->rx_off < len) {
 			struct soft_pkt *pk = &pkts[out++];
 			size_t this = len - u->rx_off < seg ? len - u->rx_off : seg;
@@ -347,11 +354,12 @@ static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 				this = 0;	/* larger than any RoCE packet: dropped */
 			memcpy(pk->buf, (uint8_t *)u->rx_iov[u->rx_next].iov_base + u->rx_off, this);
 			pk->len = this;
-			from_sockaddr(&u->rx_names[u->rx_next], &pk->src);
-			pk->dst = l->local;
-			pk->ecn = pk->tos = pk->ttl = 0;
-			pk->flow_label = 0;
-			parse_cmsgs(h, pk);
+			pk->src = meta.src;
+			pk->dst = meta.dst;
+			pk->ecn = meta.ecn;
+			pk->tos = meta.tos;
+			pk->ttl = meta.ttl;
+			pk->flow_label = meta.flow_label;
 			pk->ip_id = u->rx_seg++;
 			u->rx_off += seg;
 		}
