@@ -295,6 +295,55 @@ static void test_one_pass_icrc(struct unit *u)
 		}
 }
 
+/* A packet whose payload is still in its region, staged right after
+ * another as the UDP link lays out a GSO run: the staged bytes are the
+ * packet sealed in its own slot, byte for byte (headers, payload, pad and
+ * ICRC), and the packet staged before it is as it was. */
+static void test_stage_deferred(struct unit *u)
+{
+	static const uint8_t v4a[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 0, 2 };
+	static const uint8_t v4b[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 7, 1 };
+	static struct soft_pkt pk, ref;
+	static uint8_t region[4096], stage[SOFT_ICRC_ROOM + 2 * SOFT_PKT_MAX];
+
+	for (size_t i = 0; i < sizeof(region); i++)
+		region[i] = (uint8_t)(i * 29 + 5);
+	for (int v6 = 0; v6 < 2; v6++)
+		for (uint32_t plen = 0; plen < 1100; plen += 97) {
+			uint32_t pad = (4 - plen % 4) % 4;
+			uint16_t hdr = WIRE_BTH_LEN + WIRE_RETH_LEN, id = (uint16_t)(plen + 3);
+			uint8_t *prev = stage + SOFT_ICRC_ROOM, *to;
+			uint8_t prev_copy[SOFT_PKT_MAX];
+			size_t prev_len = 300, got;
+
+			memset(&pk, 0, sizeof(pk));
+			pk.src.v6 = pk.dst.v6 = v6;
+			memcpy(pk.src.ip, v4a, 16);
+			memcpy(pk.dst.ip, v4b, 16);
+			pk.src.port = 49200;
+			pk.dst.port = 4791;
+			for (int i = 0; i < hdr; i++)
+				pk.buf[i] = (uint8_t)(i + 1);
+			pk.hdr_len = hdr;
+			pk.payload = plen ? region + 17 : NULL;
+			pk.payload_len = plen;
+			pk.len = hdr + plen + pad + WIRE_ICRC_LEN;
+			if (!plen)
+				memset(pk.buf + hdr, 0, pad);
+			ref = pk;
+			soft_pkt_seal(&ref, v6 ? 0 : id);
+			for (size_t i = 0; i < prev_len; i++)
+				prev[i] = (uint8_t)(0xA0 ^ i);
+			memcpy(prev_copy, prev, prev_len);
+			to = prev + prev_len;
+			got = soft_pkt_stage(&pk, to, v6 ? 0 : id);
+			CHECK_EQ(u, got, ref.len);
+			CHECK(u, memcmp(to, ref.buf, ref.len) == 0);
+			CHECK(u, memcmp(prev, prev_copy, prev_len) == 0);
+			CHECK(u, !plen || pk.payload == region + 17);	/* staging can repeat */
+		}
+}
+
 /* Whose IDs a solved one must follow: a host counting for all its QPs (rxe:
  * a quiet QP's next ID is far past its last), a NIC counting per QP (two
  * QPs' IDs far apart, interleaved), across 65535 -> 0, and a packet
@@ -461,6 +510,7 @@ int main(void)
 	RUN(&u, test_ip_id_implausible);
 	RUN(&u, test_ip_id_whose);
 	RUN(&u, test_one_pass_icrc);
+	RUN(&u, test_stage_deferred);
 	RUN(&u, test_unguessable_ids);
 	RUN(&u, test_response_order);
 	RUN(&u, test_ring_positions);

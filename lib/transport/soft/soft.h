@@ -80,6 +80,13 @@ struct soft_pkt {
 					 * rx: the ID to try first (GRO segment k),
 					 * and once the ICRC held, the ID it held with */
 	int qp_slot;			/* tx: the sending QP (its source port) */
+	/* tx: the payload still in its registered region (or the WQE's inline
+	 * copy), bytes hdr_len.. of the packet; NULL once it is in buf.  The
+	 * link copies it once, straight to where it is sent from, within the
+	 * same soft_progress() that checked the region. */
+	const uint8_t *payload;
+	uint32_t payload_len;
+	uint16_t hdr_len;
 };
 
 struct soft_link;
@@ -349,12 +356,17 @@ struct soft_pkt *soft_tx_slot(struct soft_dev *d);
 void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *p,
 		    const void *payload, uint32_t len, uint8_t ecn);
 void soft_tx_flush(struct soft_dev *d);
-/* Computes and stores a packet's ICRC for the IPv4 ID it will carry. */
+/* Computes and stores a packet's ICRC for the IPv4 ID it will carry
+ * (copying a deferred payload into pk->buf first). */
 void soft_pkt_seal(struct soft_pkt *pk, uint16_t ip_id);
-/* ICRC of pk->buf's pk->len bytes (BTH .. ICRC) as they travel from pk->src
- * to pk->dst with IPv4 ID ip_id.  Writes the pseudo-header into pk's room
- * and masks the BTH's reserved byte for the pass: the bytes are as they
- * were when it returns. */
+/* Writes the whole packet, sealed for ip_id, to `to` and returns its
+ * length; the SOFT_ICRC_ROOM bytes before `to` (the end of the packet
+ * staged before it) are used for the pass and are as they were after. */
+size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id);
+/* ICRC of pk->buf's pk->len bytes (BTH .. ICRC; no deferred payload) as
+ * they travel from pk->src to pk->dst with IPv4 ID ip_id.  Writes the
+ * pseudo-header into pk's room and masks the BTH's reserved byte for the
+ * pass: the bytes are as they were when it returns. */
 uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id);
 /* The BTH of a packet from qp to its peer. */
 void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t psn);

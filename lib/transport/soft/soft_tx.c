@@ -24,16 +24,17 @@ uint64_t soft_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id)
+/* The ICRC of the len bytes at bth (BTH .. ICRC) of pk's addresses, with
+ * the pseudo-header written into the SOFT_ICRC_ROOM bytes before bth. */
+static uint32_t icrc_at(const struct soft_pkt *pk, uint8_t *bth, size_t len, uint16_t ip_id)
 {
 	size_t hlen = pk->src.v6 ? WIRE_IPV6_LEN : WIRE_IPV4_LEN;
-	size_t udp_len = WIRE_UDP_LEN + pk->len;
-	uint8_t *bth = pk->frame + SOFT_ICRC_ROOM;	/* pk->buf, through frame */
+	size_t udp_len = WIRE_UDP_LEN + len;
 	uint8_t *lrh = bth - (8 + hlen + WIRE_UDP_LEN), *ip = lrh + 8, *udp = ip + hlen;
 	uint8_t reserved;
 	uint32_t crc;
 
-	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
+	if (len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
 		return 0;	/* not a RoCEv2 packet: no ICRC holds */
 	/* The headers the packet travels with; what may change on the way
 	 * (ToS, TTL, checksums, ...) is masked below, so it is left zero. */
@@ -59,15 +60,51 @@ uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id)
 	icrc_mask_rocev2_headers(lrh, hlen);
 	reserved = bth[4];
 	bth[4] = 0xFF;
-	crc = crc32_eth(0, lrh, (size_t)(bth - lrh) + pk->len - WIRE_ICRC_LEN);
+	crc = crc32_eth(0, lrh, (size_t)(bth - lrh) + len - WIRE_ICRC_LEN);
 	bth[4] = reserved;
 	return crc;
 }
 
+uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id)
+{
+	return icrc_at(pk, pk->frame + SOFT_ICRC_ROOM, pk->len, ip_id);	/* pk->buf */
+}
+
+/* The payload and pad after the headers at `to` (the packet's own buf, or
+ * where it is staged). */
+static void put_payload(const struct soft_pkt *pk, uint8_t *to)
+{
+	size_t end = pk->len - WIRE_ICRC_LEN;
+
+	memcpy(to + pk->hdr_len, pk->payload, pk->payload_len);
+	memset(to + pk->hdr_len + pk->payload_len, 0, end - pk->hdr_len - pk->payload_len);
+}
+
 void soft_pkt_seal(struct soft_pkt *pk, uint16_t ip_id)
 {
+	if (pk->payload) {
+		put_payload(pk, pk->buf);
+		pk->payload = NULL;
+	}
 	pk->ip_id = ip_id;
 	icrc_store(pk->buf + pk->len - WIRE_ICRC_LEN, soft_pkt_icrc(pk, ip_id));
+}
+
+size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id)
+{
+	uint8_t kept[SOFT_ICRC_ROOM];
+
+	if (pk->payload) {
+		memcpy(to, pk->buf, pk->hdr_len);
+		put_payload(pk, to);
+	} else {
+		memcpy(to, pk->buf, pk->len - WIRE_ICRC_LEN);
+	}
+	memcpy(kept, to - SOFT_ICRC_ROOM, SOFT_ICRC_ROOM);
+	icrc_store(to + pk->len - WIRE_ICRC_LEN, icrc_at(pk, to, pk->len, ip_id));
+	memcpy(to - SOFT_ICRC_ROOM, kept, SOFT_ICRC_ROOM);
+	pk->ip_id = ip_id;
+	return pk->len;
 }
 
 void soft_tx_flush(struct soft_dev *d)
@@ -114,9 +151,12 @@ void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *
 	hl = wire_put_transport(slot->buf, sizeof(slot->buf), p);
 	if (!hl || hl + len + pad + WIRE_ICRC_LEN > sizeof(slot->buf))
 		return;	/* cannot happen with the engine's own opcodes and MTU */
-	if (len)
-		memcpy(slot->buf + hl, payload, len);
-	memset(slot->buf + hl + len, 0, pad);
+	/* The payload is copied once, by the link, where it leaves from. */
+	slot->hdr_len = (uint16_t)hl;
+	slot->payload = len ? payload : NULL;
+	slot->payload_len = len;
+	if (!len)
+		memset(slot->buf + hl, 0, pad);
 	slot->len = hl + len + pad + WIRE_ICRC_LEN;
 	slot->src = d->link->local;
 	slot->src.port = qp->sport;

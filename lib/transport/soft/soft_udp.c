@@ -11,7 +11,9 @@
  * aggregates, split here at gso_size.  A run leaves as one contiguous
  * buffer: the kernel's cost per iovec dwarfs a userspace copy (a 64 KiB
  * GSO send of 62 one-packet iovecs costs the kernel about twice the CPU of
- * the same send as one iovec).  The sending sockets set DF, so the
+ * the same send as one iovec).  That copy is the payload's only one: the
+ * engine leaves it in its region, and each packet is written and sealed
+ * straight into the run.  The sending sockets set DF, so the
  * kernel writes IPv4 ID 0 on a plain send and ID k on segment k of a GSO
  * send: each packet's ICRC is computed with the ID it will carry, and the
  * receiver tries segment k's ICRC with ID k first.
@@ -73,7 +75,9 @@ struct udp_link {
 		struct cmsghdr align;
 	} ctl[SOFT_BATCH];
 	bool gso, gro;			/* the kernel takes UDP GSO / gives GRO */
-	uint8_t *tx_stage;		/* SOFT_BATCH x SOFT_PKT_MAX: runs laid end to end */
+	uint8_t *tx_stage_mem;
+	uint8_t *tx_stage;		/* SOFT_BATCH x SOFT_PKT_MAX: runs laid end to end,
+					 * after SOFT_ICRC_ROOM for the first one's ICRC */
 	/* Receive side: messages read but not yet split into packets. */
 	uint8_t *rx_bufs;		/* RX_MSGS x RX_BUF_BYTES */
 	struct mmsghdr rx_msgs[RX_MSGS];
@@ -189,19 +193,21 @@ static void add_cmsg_int(struct msghdr *h, struct cmsghdr **c, int level, int ty
 	}
 }
 
-/* One iovec for a run: a lone packet as it is, a GSO run copied end to end
- * into the staging buffer after what this batch staged before it. */
-static struct iovec stage_run(struct udp_link *u, const struct soft_pkt *pkts, int run,
+/* One iovec for a run: a lone packet sealed where it is, a GSO run sealed
+ * end to end into the staging buffer after what this batch staged before
+ * it (each payload copied once, from its region). */
+static struct iovec stage_run(struct udp_link *u, struct soft_pkt *pkts, int run,
 			      size_t *staged)
 {
 	uint8_t *start = u->tx_stage + *staged;
 
-	if (run == 1)
-		return (struct iovec){ (void *)pkts[0].buf, pkts[0].len };
-	for (int k = 0; k < run; k++) {
-		memcpy(u->tx_stage + *staged, pkts[k].buf, pkts[k].len);
-		*staged += pkts[k].len;
+	if (run == 1) {
+		soft_pkt_seal(&pkts[0], 0);
+		return (struct iovec){ pkts[0].buf, pkts[0].len };
 	}
+	for (int k = 0; k < run; k++)
+		*staged += soft_pkt_stage(&pkts[k], u->tx_stage + *staged,
+					  u->pub.local.v6 ? 0 : (uint16_t)k);
 	return (struct iovec){ start, (size_t)(u->tx_stage + *staged - start) };
 }
 
@@ -220,8 +226,6 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 		struct cmsghdr *c = NULL;
 		socklen_t namelen;
 
-		for (int k = 0; k < run; k++)
-			soft_pkt_seal(&pkts[i + k], l->local.v6 || run == 1 ? 0 : (uint16_t)k);
 		u->iov[m] = stage_run(u, &pkts[i], run, &staged);
 		to_sockaddr(&pkts[i].dst, &u->names[m], &namelen);
 		memset(h, 0, sizeof(*h));
@@ -417,7 +421,7 @@ static void udp_close(struct soft_link *l)
 	if (u->rx_fd >= 0)
 		close(u->rx_fd);
 	free(u->rx_bufs);
-	free(u->tx_stage);
+	free(u->tx_stage_mem);
 	free(u);
 }
 
@@ -494,11 +498,12 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 	u->rx_fd = -1;
 	u->pub.ops = &udp_link_ops;
 	u->rx_bufs = malloc((size_t)RX_MSGS * RX_BUF_BYTES);
-	u->tx_stage = malloc((size_t)SOFT_BATCH * SOFT_PKT_MAX);
-	if (!u->rx_bufs || !u->tx_stage) {
+	u->tx_stage_mem = malloc(SOFT_ICRC_ROOM + (size_t)SOFT_BATCH * SOFT_PKT_MAX);
+	if (!u->rx_bufs || !u->tx_stage_mem) {
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		goto fail;
 	}
+	u->tx_stage = u->tx_stage_mem + SOFT_ICRC_ROOM;
 	u->gso = true;
 	if (parse_addr(bind_addr, &u->pub.local) < 0) {
 		snprintf(err, XPORT_ERR_LEN, "invalid address '%s' for the soft engine: give a "
