@@ -25,6 +25,10 @@
 #define CANARY_LEN 512			/* canary bytes on each side of the region */
 #define CANARY 0xA5
 #define QUEUE_CAP 1024
+/* READ lengths in packets that make a round of responses (SOFT_BATCH) end
+ * inside the third of three READs long, short, long: 28, 20, 28 at 64. */
+#define HOSTILE_READ_LONG (SOFT_BATCH * 7 / 16)
+#define HOSTILE_READ_SHORT (SOFT_BATCH * 5 / 16)
 
 /* ---- the arena: guard page, canary, region, canary, guard page ---------- */
 
@@ -130,7 +134,7 @@ static inline int hostile_open(struct hostile *h)
 	char err[XPORT_ERR_LEN];
 
 	memset(h, 0, sizeof(*h));
-	if (arena_open(&h->a, 8))
+	if (arena_open(&h->a, SOFT_BATCH / 8))	/* room for READs of HOSTILE_READ_LONG */
 		return -1;
 	if (!sim_wire_init(&h->wire, QUEUE_CAP, 1))
 		return -1;

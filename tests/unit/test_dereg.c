@@ -42,12 +42,14 @@ static void write_cut(struct unit *u, struct hostile *h)
 	renew(u, h);
 }
 
-/* Three READs of 28, 20 and 28 packets: one progress sends 64 responses
- * (the third READ's first 16); after deregistration the rest of the third
- * is one NAK at its 17th PSN, and no more data leaves. */
+/* Three READs of L, S and L packets (28, 20 and 28 at a batch of 64): one
+ * progress sends SOFT_BATCH responses (the first two READs and the start of
+ * the third); after deregistration the rest of the third is one NAK at the
+ * first PSN not sent, and no more data leaves. */
 static void read_cut(struct unit *u, struct hostile *h)
 {
-	static struct wire_pkt r[80];
+	enum { L = HOSTILE_READ_LONG, S = HOSTILE_READ_SHORT };
+	static struct wire_pkt r[2 * SOFT_BATCH];
 	uint32_t psn = h->psn;
 	int before = u->failures, n, data = 0;
 	bool nak_seen = false;
@@ -55,19 +57,19 @@ static void read_cut(struct unit *u, struct hostile *h)
 	for (size_t i = 0; i < h->a.region_len; i++)
 		h->a.region[i] = (uint8_t)(i * 3);
 	arena_allow(&h->a, va_of(h, 0), h->a.region, h->a.region_len);
-	put_read(h, psn, va_of(h, 0), h->mr.rkey, 28 * PMTU);
-	put_read(h, psn + 28, va_of(h, 0), h->mr.rkey, 20 * PMTU);
-	put_read(h, psn + 48, va_of(h, 0), h->mr.rkey, 28 * PMTU);
-	n = one_round(h, r, 80);
+	put_read(h, psn, va_of(h, 0), h->mr.rkey, L * PMTU);
+	put_read(h, psn + L, va_of(h, 0), h->mr.rkey, S * PMTU);
+	put_read(h, psn + L + S, va_of(h, 0), h->mr.rkey, L * PMTU);
+	n = one_round(h, r, 2 * SOFT_BATCH);
 	CHECK_EQ(u, n, SOFT_BATCH);
-	CHECK_EQ(u, r[n - 1].bth.psn, (psn + 63) & WIRE_PSN_MASK);
+	CHECK_EQ(u, r[n - 1].bth.psn, (psn + SOFT_BATCH - 1) & WIRE_PSN_MASK);
 	soft_engine_ops.dereg_mr(h->dev, &h->mr);
 	for (int round = 0; round < 4; round++) {
-		n = one_round(h, r, 80);
+		n = one_round(h, r, 2 * SOFT_BATCH);
 		for (int i = 0; i < n; i++) {
 			if (r[i].bth.opcode == OP_RC_ACK &&
 			    r[i].aeth.syndrome == nak(WIRE_NAK_REMOTE_ACCESS_ERR) &&
-			    r[i].bth.psn == ((psn + 64) & WIRE_PSN_MASK))
+			    r[i].bth.psn == ((psn + SOFT_BATCH) & WIRE_PSN_MASK))
 				nak_seen = true;
 			else
 				data++;
@@ -77,7 +79,7 @@ static void read_cut(struct unit *u, struct hostile *h)
 	CHECK_EQ(u, data, 0);
 	CHECK_EQ(u, h->qp->state, SOFT_QP_ERROR);
 	CHECK(u, arena_intact(&h->a));
-	h->psn = psn + 76;
+	h->psn = psn + 2 * L + S;
 	tally(u, h, before, "READ: region deregistered in the middle of the responses");
 	renew(u, h);
 }

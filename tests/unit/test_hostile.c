@@ -656,7 +656,8 @@ static void test_response_order(struct unit *u)
 	 * PSNs are still queued: they are stale and dropped, and the replayed
 	 * atomic ACK leaves at once, alone. */
 	{
-		static struct wire_pkt r[80];
+		enum { L = HOSTILE_READ_LONG };
+		static struct wire_pkt r[2 * SOFT_BATCH];
 		uint32_t p0 = h.psn;
 		uint64_t v;
 		int before = u->failures, got;
@@ -665,16 +666,16 @@ static void test_response_order(struct unit *u)
 		memcpy(&v, h.a.expect + (va_of(&h, 8192) - (uint64_t)(uintptr_t)h.a.inner), 8);
 		v++;
 		arena_allow(&h.a, va_of(&h, 8192), &v, 8);
-		put_read(&h, p0 + 1, va_of(&h, 0), h.mr.rkey, 28 * PMTU);
-		put_read(&h, p0 + 29, va_of(&h, 0), h.mr.rkey, 28 * PMTU);
-		put_read(&h, p0 + 57, va_of(&h, 0), h.mr.rkey, 28 * PMTU);
-		CHECK_EQ(u, one_round(&h, r, 80), 1 + SOFT_BATCH);
+		put_read(&h, p0 + 1, va_of(&h, 0), h.mr.rkey, L * PMTU);
+		put_read(&h, p0 + 1 + L, va_of(&h, 0), h.mr.rkey, L * PMTU);
+		put_read(&h, p0 + 1 + 2 * L, va_of(&h, 0), h.mr.rkey, L * PMTU);
+		CHECK_EQ(u, one_round(&h, r, 2 * SOFT_BATCH), 1 + SOFT_BATCH);
 		put_atomic(&h, OP_RC_FETCH_ADD, p0, va_of(&h, 8192), h.mr.rkey, 1);
-		got = take(&h, r, 80);
+		got = take(&h, r, 2 * SOFT_BATCH);
 		CHECK_EQ(u, got, 1);
 		CHECK(u, got >= 1 && r[0].bth.opcode == OP_RC_ATOMIC_ACK &&
 			 r[0].bth.psn == (p0 & WIRE_PSN_MASK));
-		h.psn = p0 + 85;
+		h.psn = p0 + 1 + 3 * L;
 		tally(u, &h, before, "a replayed atomic drops the stale READ responses after it");
 	}
 	CHECK_EQ(u, h.qp->state, SOFT_QP_RTS);
