@@ -11,13 +11,13 @@
  * + RETH 16 + MTU + ICRC 4: 1056 at MTU 1024, 4128 at 4096), and the
  * receiver takes UDP GRO aggregates, as the engine does.  --small: 36-byte
  * datagrams (a 2-byte WRITE Only: BTH, RETH, 2 bytes padded to 4, ICRC),
- * 64 per sendmmsg and up to 64 per recvmmsg, no GSO: the message-rate floor.
- * --packets N (2..64): messages shaped like N-packet RDMA WRITEs of full
+ * 128 per sendmmsg and up to 64 per recvmmsg, no GSO: the message-rate floor.
+ * --packets N (2..128): messages shaped like N-packet RDMA WRITEs of full
  * packets (FIRST with its RETH, then N - 1 packets 16 bytes shorter), sent
  * as the soft engine sends them: FIRST and the next packet as one UDP GSO
  * send, the other N - 2 as a second (only the last segment of a GSO send
  * may be shorter, so a WRITE shares a send with no other and FIRST ends
- * its run), 64 / N WRITEs per sendmmsg: the kernel's own floor for that
+ * its run), 128 / N WRITEs per sendmmsg: the kernel's own floor for that
  * shape, one or two skbs per message.
  *
  * The receiver counts the segments it got from its first packet to the
@@ -40,7 +40,7 @@
 
 #define ROCE_HDRS (12 + 16 + 4)		/* BTH + RETH + ICRC */
 #define SMALL_BYTES (ROCE_HDRS + 4)	/* 2 bytes of payload, padded to 4 */
-#define BATCH 64
+#define BATCH 128			/* packets per sendmmsg, as the soft engine */
 #define RX_MSGS 64			/* per recvmmsg, as the soft engine */
 #define RX_BUF 65536
 #define MAX_SEND 65000			/* bytes of one GSO send, below 64 KiB */
@@ -213,7 +213,7 @@ static void send_for(int fd, const struct sockaddr_in *to, const struct opts *o,
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: udp_ceiling [--mtu 1024|4096] [--small | --packets 2..64] "
+	fprintf(stderr, "usage: udp_ceiling [--mtu 1024|4096] [--small | --packets 2..128] "
 		"[--seconds S] [--addr IPV4]\n");
 	return 2;
 }
