@@ -80,6 +80,7 @@ pair() {
 			json_get 'd["results"][0]["bw_avg_gbps"]')
 		wait
 	fi
+	[[ $g ]] || { echo "bench: rdmakit bw at MTU $mtu (pair $n) failed" >&2; exit 3; }
 	local -n into=pairs_$mtu
 	into+=("$(json_get 'd["payload_gbps"]' <"$out/ceiling-$mtu-$n.json") $g")
 }
@@ -87,6 +88,7 @@ pair() {
 # each ratio is a median over BENCH_PAIRS neighbouring (ceiling, rdmakit)
 # pairs, every pair printed; MTU 1024 has four times the packets per byte.
 npairs=${BENCH_PAIRS:-3}
+[[ $npairs =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_PAIRS must be a whole number of at least 1" >&2; exit 2; }
 pairs_4096=() pairs_1024=()
 for n in $(seq "$npairs"); do
 	pair 4096 "$n"

@@ -12,7 +12,7 @@
  * receiver takes UDP GRO aggregates, as the engine does.  --small: 36-byte
  * datagrams (a 2-byte WRITE Only: BTH, RETH, 2 bytes padded to 4, ICRC),
  * 128 per sendmmsg and up to 64 per recvmmsg, no GSO: the message-rate floor.
- * --packets N (2..128): messages shaped like N-packet RDMA WRITEs of full
+ * --packets N (2..64): messages shaped like N-packet RDMA WRITEs of full
  * packets (FIRST with its RETH, then N - 1 packets 16 bytes shorter), sent
  * as the soft engine sends them: FIRST and the next packet as one UDP GSO
  * send, the other N - 2 as a second (only the last segment of a GSO send
@@ -213,7 +213,7 @@ static void send_for(int fd, const struct sockaddr_in *to, const struct opts *o,
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: udp_ceiling [--mtu 1024|4096] [--small | --packets 2..128] "
+	fprintf(stderr, "usage: udp_ceiling [--mtu 1024|4096] [--small | --packets 2..64] "
 		"[--seconds S] [--addr IPV4]\n");
 	return 2;
 }
@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 			char *endp;
 			unsigned long v = strtoul(argv[++i], &endp, 10);
 
-			if (*endp || v < 2 || v > BATCH)
+			if (*endp || v < 2 || v > 64)	/* the fewest GSO segments a kernel takes */
 				return usage();
 			o.packets = (unsigned)v;
 		}

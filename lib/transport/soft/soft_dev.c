@@ -244,12 +244,14 @@ void soft_progress(struct soft_dev *d)
 
 	d->now_ns = soft_now_ns();
 	/* A budget: under a flood, timers, ACKs and our own data still run
-	 * every SOFT_RX_ROUNDS receive calls (late ACKs make peers time out). */
+	 * every SOFT_RX_ROUNDS receive calls (late ACKs make peers time out).
+	 * A call that read as many messages as one receive call takes (or
+	 * filled the batch from GRO aggregates) may have left more behind. */
 	do {
 		n = d->link->ops->recv(d->link, d->rx, SOFT_BATCH);
 		for (int i = 0; i < n; i++)
 			dispatch(d, &d->rx[i]);
-	} while (n == SOFT_BATCH && ++rounds < SOFT_RX_ROUNDS);
+	} while (n >= SOFT_RX_MSGS && ++rounds < SOFT_RX_ROUNDS);
 	for (int i = 0; i < d->qp_slots; i++) {
 		struct soft_qp *qp = d->qps[i];
 

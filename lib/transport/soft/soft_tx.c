@@ -134,6 +134,9 @@ void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t p
 {
 	/* Only what wire_put_transport reads: the BTH and the extended headers
 	 * (the frame layers before them are the kernel's to write). */
+	_Static_assert(offsetof(struct wire_pkt, bth) < offsetof(struct wire_pkt, ieth) &&
+		       offsetof(struct wire_pkt, ieth) < offsetof(struct wire_pkt, icrc_start),
+		       "the transport headers lie between bth and icrc_start");
 	memset(&p->bth, 0, offsetof(struct wire_pkt, icrc_start) - offsetof(struct wire_pkt, bth));
 	p->bth.opcode = opcode;
 	p->bth.pkey = WIRE_DEFAULT_PKEY;
