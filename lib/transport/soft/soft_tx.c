@@ -157,9 +157,7 @@ void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *
 	/* The payload is copied once, by the link, where it leaves from. */
 	slot->hdr_len = (uint16_t)hl;
 	slot->payload = len ? payload : NULL;
-	slot->payload_len = len;
-	if (!len)
-		memset(slot->buf + hl, 0, pad);
+	slot->payload_len = len;	/* pad: put with the payload (none without one) */
 	slot->len = hl + len + pad + WIRE_ICRC_LEN;
 	slot->src = d->link->local;
 	slot->src.port = qp->sport;
