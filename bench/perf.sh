@@ -58,6 +58,14 @@ ceiling_run() {
 		{ echo "bench: $ceiling ${*:2} failed" >&2; exit 3; }
 }
 
+# bw_row ARGS...: "Gb/s Mpps" of a two-process rdmakit bw run.
+bw_row() {
+	./rdmakit bw -p $ctl_port --bind 127.0.0.1 >/dev/null 2>&1 &
+	sleep 0.5
+	./rdmakit -j bw 127.0.0.1 -p $ctl_port --bind 127.0.0.2 -D "$secs" "$@" |
+		json_get '"%.3f %.4f" % (d["results"][0]["bw_avg_gbps"], d["results"][0]["msg_rate_mpps"])'
+	wait
+}
 # pair MTU N: ceiling run N at MTU, then the two-process 64 KiB WRITE
 # right after it; appends "ceiling_gbps rdmakit_gbps" to pairs_MTU.  The
 # first pair at MTU 4096 also times both rdmakit processes (CPU per GB).
@@ -74,11 +82,7 @@ pair() {
 		rk2_cpu=$(cpu_s "$out/rk-srv.cpu" "$out/rk-cli.cpu")
 		g=$(json_get 'd["results"][0]["bw_avg_gbps"]' <"$out/rk-bw.json")
 	else
-		./rdmakit bw -p $ctl_port --bind 127.0.0.1 >/dev/null 2>&1 &
-		sleep 0.5
-		g=$(./rdmakit -j bw 127.0.0.1 -p $ctl_port --bind 127.0.0.2 -s 64k -m "$mtu" -D "$secs" |
-			json_get 'd["results"][0]["bw_avg_gbps"]')
-		wait
+		read -r g _ <<<"$(bw_row -s 64k -m "$mtu")"
 	fi
 	[[ $g ]] || { echo "bench: rdmakit bw at MTU $mtu (pair $n) failed" >&2; exit 3; }
 	local -n into=pairs_$mtu
@@ -112,14 +116,6 @@ rk1k_gbps=$(median_of 1 "${pairs_1024[@]}")
 ratio4k=$(median_of 2 "${pairs_4096[@]}")
 ratio1k=$(median_of 2 "${pairs_1024[@]}")
 
-# bw_row ARGS...: "Gb/s Mpps" of a two-process rdmakit bw run.
-bw_row() {
-	./rdmakit bw -p $ctl_port --bind 127.0.0.1 >/dev/null 2>&1 &
-	sleep 0.5
-	./rdmakit -j bw 127.0.0.1 -p $ctl_port --bind 127.0.0.2 -D "$secs" "$@" |
-		json_get '"%.3f %.4f" % (d["results"][0]["bw_avg_gbps"], d["results"][0]["msg_rate_mpps"])'
-	wait
-}
 ceiling_run small --small
 ceil_small_mpps=$(json_get 'd["mpps"]' <"$out/ceiling-small.json")
 read -r _ rk_small_mpps <<<"$(bw_row -s 2)"
@@ -186,9 +182,8 @@ print_pairs() {
 
 	for n in "${!prs[@]}"; do
 		read -r c g <<<"${prs[$n]}"
-		printf '%-44s %9.2f Gb/s  after the kernel ceiling %6.2f Gb/s: %.2fx\n' \
-			"rdmakit bw WRITE 64k MTU $1, pair $((n + 1))" "$g" "$c" \
-			"$(python3 -c "print($g / $c)")"
+		printf '%-44s %9.2f Gb/s  after the kernel ceiling %6.2f Gb/s: %sx\n' \
+			"rdmakit bw WRITE 64k MTU $1, pair $((n + 1))" "$g" "$c" "$(ratio "$g" "$c")"
 	done
 }
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{a/b:.2f}' if b else 'n/a')" "$1" "$2"; }
