@@ -64,6 +64,15 @@ enum crc_verdict vcrc_verify(const uint8_t *frame, const struct wire_pkt *p);
 const char *crc_verdict_str(enum crc_verdict v);
 
 /*
+ * How the CRC state after a RoCEv2 IPv4 pseudo-header (the 8 + 20 + 8
+ * masked bytes an ICRC starts with) changes when the header's IPv4 ID is
+ * ip_id rather than 0.  CRC-32 is affine, so packets alike but for the ID
+ * (a GSO run's segments, each with the ID the kernel gives segment k)
+ * share one pass over the pseudo-header.
+ */
+uint32_t icrc_ipv4_id_delta(uint16_t ip_id);
+
+/*
  * The IPv4 ID of a RoCEv2 packet, solved from its ICRC.  The ICRC covers
  * the ID (and the DF bit), which a UDP socket does not show; CRC-32 is
  * affine in the message bits, so with crc0 the ICRC computed for ID 0,

@@ -364,6 +364,8 @@ static inline int32_t wire_psn_diff(uint32_t a, uint32_t b)
  * opcode is undefined or `cap` is too small.
  */
 size_t wire_put_transport(uint8_t *buf, size_t cap, const struct wire_pkt *p);
+/* The WIRE_BTH_LEN bytes of a BTH alone. */
+void wire_put_bth(uint8_t *buf, const struct wire_bth *b);
 
 /*
  * Build a whole frame as p->encap and p->layers describe it:

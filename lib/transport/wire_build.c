@@ -10,7 +10,7 @@
 
 #define DEFAULT_TTL 64
 
-static void put_bth(uint8_t *h, const struct wire_bth *b)
+void wire_put_bth(uint8_t *h, const struct wire_bth *b)
 {
 	h[0] = b->opcode;
 	h[1] = (uint8_t)(b->se << 7 | b->mig << 6 | (b->padcnt & 3) << 4 | (b->tver & 0xF));
@@ -74,7 +74,7 @@ size_t wire_put_transport(uint8_t *buf, size_t cap, const struct wire_pkt *p)
 
 	if (!op || cap < WIRE_BTH_LEN + wire_ext_len(op->ext))
 		return 0;
-	put_bth(buf, &p->bth);
+	wire_put_bth(buf, &p->bth);
 	for (unsigned left = op->ext; left; left &= left - 1) {
 		unsigned bit = left & -left;	/* in wire order: lowest first */
 

@@ -337,7 +337,7 @@ static void test_stage_deferred(struct unit *u)
 				prev[i] = (uint8_t)(0xA0 ^ i);
 			memcpy(prev_copy, prev, prev_len);
 			to = prev + prev_len;
-			got = soft_pkt_stage(&pk, to, v6 ? 0 : id);
+			got = soft_pkt_stage(&pk, to, v6 ? 0 : id, soft_pkt_pseudo_crc(&pk));
 			CHECK_EQ(u, got, ref.len);
 			CHECK(u, memcmp(to, ref.buf, ref.len) == 0);
 			CHECK(u, memcmp(prev, prev_copy, prev_len) == 0);

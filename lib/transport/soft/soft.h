@@ -355,20 +355,31 @@ struct soft_pkt *soft_tx_slot(struct soft_dev *d);
 /* Finishes the packet in slot: headers from p, payload, pad, ICRC; queues it. */
 void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *p,
 		    const void *payload, uint32_t len, uint8_t ecn);
+/* The same for an opcode whose transport headers are the BTH alone
+ * (SEND First/Middle/Last, WRITE Middle/Last, READ Response Middle): most
+ * packets of a long message, so it skips the general encoder. */
+void soft_tx_commit_bth(struct soft_qp *qp, struct soft_pkt *slot, struct wire_bth *bth,
+			const void *payload, uint32_t len, uint8_t ecn);
 void soft_tx_flush(struct soft_dev *d);
 /* Computes and stores a packet's ICRC for the IPv4 ID it will carry
  * (copying a deferred payload into pk->buf first). */
 void soft_pkt_seal(struct soft_pkt *pk, uint16_t ip_id);
+/* The ICRC pass's state after the masked pseudo-header that pk (its
+ * addresses, ports and length) travels with under IPv4 ID 0. */
+uint32_t soft_pkt_pseudo_crc(const struct soft_pkt *pk);
 /* Writes the whole packet, sealed for ip_id, to `to` and returns its
- * length; the SOFT_ICRC_ROOM bytes before `to` (the end of the packet
- * staged before it) are used for the pass and are as they were after. */
-size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id);
+ * length.  pseudo_crc: soft_pkt_pseudo_crc() of pk or of any packet with
+ * the same addresses, ports and length (a GSO run's segments share it;
+ * the ID is folded in here). */
+size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id, uint32_t pseudo_crc);
 /* ICRC of pk->buf's pk->len bytes (BTH .. ICRC; no deferred payload) as
  * they travel from pk->src to pk->dst with IPv4 ID ip_id.  Writes the
  * pseudo-header into pk's room and masks the BTH's reserved byte for the
  * pass: the bytes are as they were when it returns. */
 uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id);
-/* The BTH of a packet from qp to its peer. */
+/* The BTH of a packet from qp to its peer (soft_bth: in p, its extended
+ * headers cleared). */
+struct wire_bth soft_bth_of(const struct soft_qp *qp, uint8_t opcode, uint32_t psn);
 void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t psn);
 
 /* soft_req.c: the requester. */

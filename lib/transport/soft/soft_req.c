@@ -526,6 +526,7 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 	struct wire_pkt p;
 	const uint8_t *data = NULL;
 	uint32_t len = 0;
+	bool bth_only = false;
 
 	if (wr->opcode == XPORT_WR_RDMA_READ) {
 		uint32_t off = w->resp_pkts * qp->pmtu;
@@ -555,16 +556,25 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 			fail_local(qp, w, XPORT_WC_LOC_PROT_ERR);
 			return;
 		}
-		soft_bth(qp, &p, on_transport(qp, req_opcode(wr->opcode, i, w->npkts)), psn);
-		p.reth.va = wr->remote_addr;
-		p.reth.rkey = wr->rkey;
-		p.reth.dmalen = wr->sge.length;
-		p.immdt = wr->imm;
-		p.deth.qkey = qp->attr.qkey;
-		p.deth.srcqp = qp->qpn;
+		uint8_t op = on_transport(qp, req_opcode(wr->opcode, i, w->npkts));
+
+		p.bth = soft_bth_of(qp, op, psn);
 		p.bth.se = i == w->npkts - 1 && (wr->opcode == XPORT_WR_SEND ||
 						 wr->opcode == XPORT_WR_SEND_WITH_IMM);
 		p.bth.ackreq = reliable(qp) && (i == w->npkts - 1 || psn % ack_every(qp) == 0);
+		bth_only = !wire_opcode_info(op)->ext;
+		if (!bth_only) {
+			struct wire_bth bth = p.bth;
+
+			soft_bth(qp, &p, op, psn);
+			p.bth = bth;
+			p.reth.va = wr->remote_addr;
+			p.reth.rkey = wr->rkey;
+			p.reth.dmalen = wr->sge.length;
+			p.immdt = wr->imm;
+			p.deth.qkey = qp->attr.qkey;
+			p.deth.srcqp = qp->qpn;
+		}
 	}
 	if (wire_psn_diff(psn, qp->max_sent_psn) <= 0 && qp->sent_any) {
 		SOFT_COUNT(qp, retransmits);
@@ -572,7 +582,10 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 		qp->max_sent_psn = psn;
 		qp->sent_any = true;
 	}
-	soft_tx_commit(qp, slot, &p, data, len, WIRE_ECT0);
+	if (bth_only)
+		soft_tx_commit_bth(qp, slot, &p.bth, data, len, WIRE_ECT0);
+	else
+		soft_tx_commit(qp, slot, &p, data, len, WIRE_ECT0);
 	soft_dcqcn_sent(&qp->cc, len + WIRE_BTH_LEN + WIRE_ICRC_LEN);
 	if (!qp->deadline_ns && reliable(qp))
 		qp->deadline_ns = qp->dev->now_ns + timeout_ns(qp);

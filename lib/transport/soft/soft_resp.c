@@ -319,10 +319,16 @@ static void send_read_response(struct soft_qp *qp, struct soft_read_job *j)
 		op = last ? OP_RC_READ_RESPONSE_ONLY : OP_RC_READ_RESPONSE_FIRST;
 	else
 		op = last ? OP_RC_READ_RESPONSE_LAST : OP_RC_READ_RESPONSE_MIDDLE;
-	soft_bth(qp, &p, op, j->psn);
-	p.aeth.syndrome = ack_syndrome();
-	p.aeth.msn = qp->msn & WIRE_PSN_MASK;
-	soft_tx_commit(qp, slot, &p, (const void *)(uintptr_t)j->va, len, WIRE_ECT0);
+	if (op == OP_RC_READ_RESPONSE_MIDDLE) {	/* no AETH */
+		p.bth = soft_bth_of(qp, op, j->psn);
+		soft_tx_commit_bth(qp, slot, &p.bth, (const void *)(uintptr_t)j->va, len,
+				   WIRE_ECT0);
+	} else {
+		soft_bth(qp, &p, op, j->psn);
+		p.aeth.syndrome = ack_syndrome();
+		p.aeth.msn = qp->msn & WIRE_PSN_MASK;
+		soft_tx_commit(qp, slot, &p, (const void *)(uintptr_t)j->va, len, WIRE_ECT0);
+	}
 	j->va += len;
 	j->left -= len;
 	j->psn = (j->psn + 1) & WIRE_PSN_MASK;

@@ -24,18 +24,15 @@ uint64_t soft_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The ICRC of the len bytes at bth (BTH .. ICRC) of pk's addresses, with
- * the pseudo-header written into the SOFT_ICRC_ROOM bytes before bth. */
-static uint32_t icrc_at(const struct soft_pkt *pk, uint8_t *bth, size_t len, uint16_t ip_id)
+/* Writes the masked pseudo-header (LRH stand-in, IP, UDP) a packet of
+ * len bytes (BTH .. ICRC) from pk's addresses carries under IPv4 ID ip_id,
+ * ending at `end`; returns its length. */
+static size_t put_pseudo(const struct soft_pkt *pk, uint8_t *end, size_t len, uint16_t ip_id)
 {
 	size_t hlen = pk->src.v6 ? WIRE_IPV6_LEN : WIRE_IPV4_LEN;
 	size_t udp_len = WIRE_UDP_LEN + len;
-	uint8_t *lrh = bth - (8 + hlen + WIRE_UDP_LEN), *ip = lrh + 8, *udp = ip + hlen;
-	uint8_t reserved;
-	uint32_t crc;
+	uint8_t *lrh = end - (8 + hlen + WIRE_UDP_LEN), *ip = lrh + 8, *udp = ip + hlen;
 
-	if (len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
-		return 0;	/* not a RoCEv2 packet: no ICRC holds */
 	/* The headers the packet travels with; what may change on the way
 	 * (ToS, TTL, checksums, ...) is masked below, so it is left zero. */
 	memset(ip, 0, hlen);
@@ -57,12 +54,29 @@ static uint32_t icrc_at(const struct soft_pkt *pk, uint8_t *bth, size_t len, uin
 	wire_put16(udp, pk->src.port);
 	wire_put16(udp + 2, pk->dst.port);
 	wire_put16(udp + 4, (uint16_t)udp_len);
-	icrc_mask_rocev2_headers(lrh, hlen);
-	reserved = bth[4];
+	return icrc_mask_rocev2_headers(lrh, hlen);
+}
+
+/* One CRC pass from `crc` over from .. the end of the len bytes at bth
+ * (BTH .. ICRC, the ICRC left out), the BTH's reserved byte masked. */
+static uint32_t crc_masked(uint32_t crc, uint8_t *from, uint8_t *bth, size_t len)
+{
+	uint8_t reserved = bth[4];
+
 	bth[4] = 0xFF;
-	crc = crc32_eth(0, lrh, (size_t)(bth - lrh) + len - WIRE_ICRC_LEN);
+	crc = crc32_eth(crc, from, (size_t)(bth - from) + len - WIRE_ICRC_LEN);
 	bth[4] = reserved;
 	return crc;
+}
+
+/* The ICRC of the len bytes at bth (BTH .. ICRC) of pk's addresses, in one
+ * pass with the pseudo-header written into the SOFT_ICRC_ROOM bytes before
+ * bth. */
+static uint32_t icrc_at(const struct soft_pkt *pk, uint8_t *bth, size_t len, uint16_t ip_id)
+{
+	if (len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
+		return 0;	/* not a RoCEv2 packet: no ICRC holds */
+	return crc_masked(0, bth - put_pseudo(pk, bth, len, ip_id), bth, len);
 }
 
 uint32_t soft_pkt_icrc(struct soft_pkt *pk, uint16_t ip_id)
@@ -90,9 +104,17 @@ void soft_pkt_seal(struct soft_pkt *pk, uint16_t ip_id)
 	icrc_store(pk->buf + pk->len - WIRE_ICRC_LEN, soft_pkt_icrc(pk, ip_id));
 }
 
-size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id)
+uint32_t soft_pkt_pseudo_crc(const struct soft_pkt *pk)
 {
-	uint8_t kept[SOFT_ICRC_ROOM];
+	uint8_t room[SOFT_ICRC_ROOM];
+	size_t hl = put_pseudo(pk, room + sizeof(room), pk->len, 0);
+
+	return crc32_eth(0, room + sizeof(room) - hl, hl);
+}
+
+size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id, uint32_t pseudo_crc)
+{
+	uint32_t crc = pk->src.v6 ? pseudo_crc : pseudo_crc ^ icrc_ipv4_id_delta(ip_id);
 
 	if (pk->payload) {
 		memcpy(to, pk->buf, pk->hdr_len);
@@ -100,9 +122,8 @@ size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id)
 	} else {
 		memcpy(to, pk->buf, pk->len - WIRE_ICRC_LEN);
 	}
-	memcpy(kept, to - SOFT_ICRC_ROOM, SOFT_ICRC_ROOM);
-	icrc_store(to + pk->len - WIRE_ICRC_LEN, icrc_at(pk, to, pk->len, ip_id));
-	memcpy(to - SOFT_ICRC_ROOM, kept, SOFT_ICRC_ROOM);
+	icrc_store(to + pk->len - WIRE_ICRC_LEN,
+		   pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN ? 0 : crc_masked(crc, to, to, pk->len));
 	pk->ip_id = ip_id;
 	return pk->len;
 }
@@ -130,6 +151,16 @@ struct soft_pkt *soft_tx_slot(struct soft_dev *d)
 	return &d->tx[d->tx_count];
 }
 
+struct wire_bth soft_bth_of(const struct soft_qp *qp, uint8_t opcode, uint32_t psn)
+{
+	return (struct wire_bth){
+		.opcode = opcode,
+		.pkey = WIRE_DEFAULT_PKEY,
+		.dqpn = qp->peer_qpn,
+		.psn = psn & WIRE_PSN_MASK,
+	};
+}
+
 void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t psn)
 {
 	/* Only what wire_put_transport reads: the BTH and the extended headers
@@ -138,20 +169,15 @@ void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t p
 		       offsetof(struct wire_pkt, ieth) < offsetof(struct wire_pkt, icrc_start),
 		       "the transport headers lie between bth and icrc_start");
 	memset(&p->bth, 0, offsetof(struct wire_pkt, icrc_start) - offsetof(struct wire_pkt, bth));
-	p->bth.opcode = opcode;
-	p->bth.pkey = WIRE_DEFAULT_PKEY;
-	p->bth.dqpn = qp->peer_qpn;
-	p->bth.psn = psn & WIRE_PSN_MASK;
+	p->bth = soft_bth_of(qp, opcode, psn);
 }
 
-void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *p,
-		    const void *payload, uint32_t len, uint8_t ecn)
+/* Queues the packet in slot, its transport headers (hl bytes) written. */
+static void queue_slot(struct soft_qp *qp, struct soft_pkt *slot, size_t hl,
+		       const void *payload, uint32_t len, size_t pad, uint8_t ecn)
 {
 	struct soft_dev *d = qp->dev;
-	size_t hl, pad = (4 - len % 4) % 4;
 
-	p->bth.padcnt = (uint8_t)pad;
-	hl = wire_put_transport(slot->buf, sizeof(slot->buf), p);
 	if (!hl || hl + len + pad + WIRE_ICRC_LEN > sizeof(slot->buf))
 		return;	/* cannot happen with the engine's own opcodes and MTU */
 	/* The payload is copied once, by the link, where it leaves from. */
@@ -176,4 +202,25 @@ void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *
 	qp->ctr.tx_bytes += slot->len;
 	d->ctr.tx_packets++;
 	d->ctr.tx_bytes += slot->len;
+}
+
+static size_t pad_for(uint32_t len)
+{
+	return (4 - len % 4) % 4;
+}
+
+void soft_tx_commit(struct soft_qp *qp, struct soft_pkt *slot, struct wire_pkt *p,
+		    const void *payload, uint32_t len, uint8_t ecn)
+{
+	p->bth.padcnt = (uint8_t)pad_for(len);
+	queue_slot(qp, slot, wire_put_transport(slot->buf, sizeof(slot->buf), p), payload, len,
+		   p->bth.padcnt, ecn);
+}
+
+void soft_tx_commit_bth(struct soft_qp *qp, struct soft_pkt *slot, struct wire_bth *bth,
+			const void *payload, uint32_t len, uint8_t ecn)
+{
+	bth->padcnt = (uint8_t)pad_for(len);
+	wire_put_bth(slot->buf, bth);
+	queue_slot(qp, slot, WIRE_BTH_LEN, payload, len, bth->padcnt, ecn);
 }

@@ -75,9 +75,7 @@ struct udp_link {
 		struct cmsghdr align;
 	} ctl[SOFT_BATCH];
 	bool gso, gro;			/* the kernel takes UDP GSO / gives GRO */
-	uint8_t *tx_stage_mem;
-	uint8_t *tx_stage;		/* SOFT_BATCH x SOFT_PKT_MAX: runs laid end to end,
-					 * after SOFT_ICRC_ROOM for the first one's ICRC */
+	uint8_t *tx_stage;		/* SOFT_BATCH x SOFT_PKT_MAX: runs laid end to end */
 	/* Receive side: messages read but not yet split into packets. */
 	uint8_t *rx_bufs;		/* RX_MSGS x RX_BUF_BYTES */
 	struct mmsghdr rx_msgs[RX_MSGS];
@@ -200,14 +198,21 @@ static struct iovec stage_run(struct udp_link *u, struct soft_pkt *pkts, int run
 			      size_t *staged)
 {
 	uint8_t *start = u->tx_stage + *staged;
+	uint32_t pseudo_crc = 0;
 
 	if (run == 1) {
 		soft_pkt_seal(&pkts[0], 0);
 		return (struct iovec){ pkts[0].buf, pkts[0].len };
 	}
-	for (int k = 0; k < run; k++)
+	/* The run's packets share addresses and ports, and all but the last
+	 * (or a WRITE's FIRST) their length: one pass over the pseudo-header
+	 * per length. */
+	for (int k = 0; k < run; k++) {
+		if (k == 0 || pkts[k].len != pkts[k - 1].len)
+			pseudo_crc = soft_pkt_pseudo_crc(&pkts[k]);
 		*staged += soft_pkt_stage(&pkts[k], u->tx_stage + *staged,
-					  u->pub.local.v6 ? 0 : (uint16_t)k);
+					  u->pub.local.v6 ? 0 : (uint16_t)k, pseudo_crc);
+	}
 	return (struct iovec){ start, (size_t)(u->tx_stage + *staged - start) };
 }
 
@@ -421,7 +426,7 @@ static void udp_close(struct soft_link *l)
 	if (u->rx_fd >= 0)
 		close(u->rx_fd);
 	free(u->rx_bufs);
-	free(u->tx_stage_mem);
+	free(u->tx_stage);
 	free(u);
 }
 
@@ -498,12 +503,11 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 	u->rx_fd = -1;
 	u->pub.ops = &udp_link_ops;
 	u->rx_bufs = malloc((size_t)RX_MSGS * RX_BUF_BYTES);
-	u->tx_stage_mem = malloc(SOFT_ICRC_ROOM + (size_t)SOFT_BATCH * SOFT_PKT_MAX);
-	if (!u->rx_bufs || !u->tx_stage_mem) {
+	u->tx_stage = malloc((size_t)SOFT_BATCH * SOFT_PKT_MAX);
+	if (!u->rx_bufs || !u->tx_stage) {
 		snprintf(err, XPORT_ERR_LEN, "out of memory");
 		goto fail;
 	}
-	u->tx_stage = u->tx_stage_mem + SOFT_ICRC_ROOM;
 	u->gso = true;
 	if (parse_addr(bind_addr, &u->pub.local) < 0) {
 		snprintf(err, XPORT_ERR_LEN, "invalid address '%s' for the soft engine: give a "
