@@ -87,7 +87,17 @@ struct soft_pkt {
 	const uint8_t *payload;
 	uint32_t payload_len;
 	uint16_t hdr_len;
+	/* rx: where the link left the packet's len bytes when not in buf: its
+	 * receive buffer, valid until its next recv call (soft_progress
+	 * handles every packet before that).  NULL: in buf. */
+	uint8_t *rx_bytes;
 };
+
+/* A received packet's bytes. */
+static inline uint8_t *soft_pkt_bytes(struct soft_pkt *pk)
+{
+	return pk->rx_bytes ? pk->rx_bytes : pk->buf;
+}
 
 struct soft_link;
 
@@ -300,6 +310,12 @@ struct soft_dev {
 	uint64_t shm_next_ns;
 	struct icrc_id_basis id_basis;
 	struct soft_id_track peer_ids[SOFT_PEER_IDS];	/* per peer host */
+	struct {			/* the last received packet's pseudo-header */
+		struct soft_addr src, dst;
+		size_t len;
+		uint32_t crc;		/* soft_pkt_pseudo_crc() */
+		bool valid;
+	} rx_pseudo;
 };
 
 /* RC responses travel to the requester; everything else to the responder. */
@@ -372,6 +388,10 @@ uint32_t soft_pkt_pseudo_crc(const struct soft_pkt *pk);
  * the same addresses, ports and length (a GSO run's segments share it;
  * the ID is folded in here). */
 size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id, uint32_t pseudo_crc);
+/* The ICRC of pk's len bytes at `bytes` (BTH .. ICRC) under IPv4 ID
+ * ip_id, from pseudo_crc as above; the bytes are as they were after. */
+uint32_t soft_pkt_icrc_from(const struct soft_pkt *pk, uint8_t *bytes, uint32_t pseudo_crc,
+			    uint16_t ip_id);
 /* ICRC of pk->buf's pk->len bytes (BTH .. ICRC; no deferred payload) as
  * they travel from pk->src to pk->dst with IPv4 ID ip_id.  Writes the
  * pseudo-header into pk's room and masks the BTH's reserved byte for the
@@ -449,7 +469,7 @@ enum soft_place soft_place_write(struct soft_qp *qp, uint8_t op, const struct wi
 void soft_uc_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf);
 
 /* soft_ud.c: UD receives. */
-void soft_ud_rx(struct soft_qp *qp, const struct wire_pkt *p, const struct soft_pkt *pk);
+void soft_ud_rx(struct soft_qp *qp, const struct wire_pkt *p, struct soft_pkt *pk);
 
 /* soft_resp.c: the responder. */
 void soft_resp_rx(struct soft_qp *qp, const struct wire_pkt *p, const uint8_t *buf);

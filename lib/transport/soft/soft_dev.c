@@ -123,13 +123,14 @@ static bool takes_transport(const struct soft_qp *qp, uint8_t transport)
 
 static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 {
+	uint8_t *bytes = soft_pkt_bytes(pk);
 	struct wire_pkt p;
 	struct soft_qp *qp;
 	uint32_t slot;
 
 	d->ctr.rx_packets++;
 	d->ctr.rx_bytes += pk->len;
-	if (wire_decode_bth(&p, pk->buf, pk->len) != WIRE_OK || !p.op) {
+	if (wire_decode_bth(&p, bytes, pk->len) != WIRE_OK || !p.op) {
 		d->ctr.drops++;
 		return;
 	}
@@ -190,11 +191,11 @@ static void dispatch(struct soft_dev *d, struct soft_pkt *pk)
 	if (qp->attr.type == XPORT_QPT_UD)
 		soft_ud_rx(qp, &p, pk);
 	else if (qp->attr.type == XPORT_QPT_UC)
-		soft_uc_rx(qp, &p, pk->buf);
+		soft_uc_rx(qp, &p, bytes);
 	else if (flow_is_response_op(p.bth.opcode))
-		soft_req_rx(qp, &p, pk->buf);
+		soft_req_rx(qp, &p, bytes);
 	else
-		soft_resp_rx(qp, &p, pk->buf);
+		soft_resp_rx(qp, &p, bytes);
 }
 
 #define SHM_PERIOD_NS 10000000ull	/* publish counters every 10 ms */

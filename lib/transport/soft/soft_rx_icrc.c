@@ -99,25 +99,47 @@ static bool id_plausible(struct soft_dev *d, struct soft_id_track *qp,
 	return by_qp || by_host;
 }
 
+static bool same_addr(const struct soft_addr *a, const struct soft_addr *b)
+{
+	return a->port == b->port && a->v6 == b->v6 && memcmp(a->ip, b->ip, sizeof(a->ip)) == 0;
+}
+
+/* The CRC state after pk's pseudo-header: the segments of an aggregate
+ * share it, so it is computed once for them. */
+static uint32_t pseudo_crc(struct soft_dev *d, const struct soft_pkt *pk)
+{
+	if (!d->rx_pseudo.valid || d->rx_pseudo.len != pk->len ||
+	    !same_addr(&d->rx_pseudo.src, &pk->src) || !same_addr(&d->rx_pseudo.dst, &pk->dst)) {
+		d->rx_pseudo.src = pk->src;
+		d->rx_pseudo.dst = pk->dst;
+		d->rx_pseudo.len = pk->len;
+		d->rx_pseudo.crc = soft_pkt_pseudo_crc(pk);
+		d->rx_pseudo.valid = true;
+	}
+	return d->rx_pseudo.crc;
+}
+
 bool soft_rx_icrc_ok(struct soft_dev *d, struct soft_id_track *qp, struct soft_pkt *pk)
 {
-	uint32_t want, crc0;
+	uint8_t *bytes = soft_pkt_bytes(pk);
+	uint32_t want, crc0, pseudo;
 	uint16_t id;
 
 	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
 		return false;
-	want = get_le32(pk->buf + pk->len - 4);
-	if (soft_pkt_icrc(pk, pk->ip_id) == want)
+	want = get_le32(bytes + pk->len - 4);
+	pseudo = pseudo_crc(d, pk);
+	if (soft_pkt_icrc_from(pk, bytes, pseudo, pk->ip_id) == want)
 		return true;
 	if (pk->src.v6)
 		return false;	/* no ID in an IPv6 header */
-	crc0 = soft_pkt_icrc(pk, 0);
+	crc0 = soft_pkt_icrc_from(pk, bytes, pseudo, 0);
 	if (crc0 == want) {
 		pk->ip_id = 0;
 		return true;
 	}
 	if (!icrc_solve_ipv4_id(&d->id_basis, pk->len, crc0, want, &id) ||
-	    soft_pkt_icrc(pk, id) != want ||
+	    soft_pkt_icrc_from(pk, bytes, pseudo, id) != want ||
 	    !id_plausible(d, qp, &pk->src, id))
 		return false;
 	pk->ip_id = id;		/* what a UD receive's GRH shows */

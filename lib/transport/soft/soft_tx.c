@@ -112,18 +112,24 @@ uint32_t soft_pkt_pseudo_crc(const struct soft_pkt *pk)
 	return crc32_eth(0, room + sizeof(room) - hl, hl);
 }
 
+uint32_t soft_pkt_icrc_from(const struct soft_pkt *pk, uint8_t *bytes, uint32_t pseudo_crc,
+			    uint16_t ip_id)
+{
+	if (pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN)
+		return 0;	/* not a RoCEv2 packet: no ICRC holds */
+	return crc_masked(pk->src.v6 ? pseudo_crc : pseudo_crc ^ icrc_ipv4_id_delta(ip_id),
+			  bytes, bytes, pk->len);
+}
+
 size_t soft_pkt_stage(struct soft_pkt *pk, uint8_t *to, uint16_t ip_id, uint32_t pseudo_crc)
 {
-	uint32_t crc = pk->src.v6 ? pseudo_crc : pseudo_crc ^ icrc_ipv4_id_delta(ip_id);
-
 	if (pk->payload) {
 		memcpy(to, pk->buf, pk->hdr_len);
 		put_payload(pk, to);
 	} else {
 		memcpy(to, pk->buf, pk->len - WIRE_ICRC_LEN);
 	}
-	icrc_store(to + pk->len - WIRE_ICRC_LEN,
-		   pk->len < WIRE_BTH_LEN + WIRE_ICRC_LEN ? 0 : crc_masked(crc, to, to, pk->len));
+	icrc_store(to + pk->len - WIRE_ICRC_LEN, soft_pkt_icrc_from(pk, to, pseudo_crc, ip_id));
 	pk->ip_id = ip_id;
 	return pk->len;
 }
@@ -196,6 +202,7 @@ static void queue_slot(struct soft_qp *qp, struct soft_pkt *slot, size_t hl,
 	slot->flow_label = 0;
 	slot->ip_id = 0;
 	slot->qp_slot = qp->slot;
+	slot->rx_bytes = NULL;
 	/* The link seals it (ICRC) once it knows the IPv4 ID it will carry. */
 	d->tx_count++;
 	qp->ctr.tx_packets++;

@@ -36,7 +36,7 @@ static void put_grh(uint8_t grh[XPORT_GRH_LEN], const struct soft_pkt *pk)
 	}
 }
 
-void soft_ud_rx(struct soft_qp *qp, const struct wire_pkt *p, const struct soft_pkt *pk)
+void soft_ud_rx(struct soft_qp *qp, const struct wire_pkt *p, struct soft_pkt *pk)
 {
 	struct xport_wc wc = { .opcode = XPORT_WC_RECV, .grh = true, .src_qp = p->deth.srcqp,
 			       .has_imm = p->bth.opcode == OP_UD_SEND_ONLY_IMM, .imm = p->immdt };
@@ -75,7 +75,7 @@ void soft_ud_rx(struct soft_qp *qp, const struct wire_pkt *p, const struct soft_
 	}
 	dst = (uint8_t *)(uintptr_t)r->wr.sge.addr;
 	put_grh(dst, pk);
-	memcpy(dst + XPORT_GRH_LEN, pk->buf + p->payload_off, p->payload_len);
+	memcpy(dst + XPORT_GRH_LEN, soft_pkt_bytes(pk) + p->payload_off, p->payload_len);
 	qp->msn++;
 	soft_complete_recv(qp, &wc);
 }

@@ -361,7 +361,8 @@ static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 
 			if (this > sizeof(pk->buf) || (h->msg_flags & MSG_TRUNC))
 				this = 0;	/* larger than any RoCE packet: dropped */
-			memcpy(pk->buf, (uint8_t *)u->rx_iov[u->rx_next].iov_base + u->rx_off, this);
+			/* Handled where it lies, before the next read_batch. */
+			pk->rx_bytes = (uint8_t *)u->rx_iov[u->rx_next].iov_base + u->rx_off;
 			pk->len = this;
 			pk->src = meta.src;
 			pk->dst = meta.dst;
