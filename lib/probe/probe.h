@@ -299,9 +299,10 @@ struct probe_stream {
 	unsigned gaps;			/* PSN gaps NAKed (packets lost on the way in) */
 };
 /* Its data rate before the CNPs, in the second half of them and 10 to
- * 30 ms after: a fall to 3/4 or less, and below its slowest window of the
- * same length before them, is a reaction (pass, with the figures); none
- * is "not implemented" (no DCQCN reaction point). */
+ * 30 ms after: a fall to 3/4 or less, in every quarter of that half (a
+ * stall is not a reaction), and below its slowest window of the same
+ * length before them, is a reaction (pass, with the figures); none is
+ * "not implemented" (no DCQCN reaction point). */
 void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s);
 
 /* The remote's own packets. */

@@ -506,6 +506,22 @@ static double slowest_window(const struct probe_stream *s, uint64_t from, uint64
 	return slowest;
 }
 
+/* The highest rate of `parts` equal parts of [from, to). */
+static double fastest_part(const struct probe_stream *s, uint64_t from, uint64_t to,
+			   unsigned parts)
+{
+	uint64_t len = (to - from) / parts;
+	double fastest = 0;
+
+	for (unsigned i = 0; len && i < parts; i++) {
+		double g = stream_gbps(s, from + i * len, from + (i + 1) * len);
+
+		if (g > fastest)
+			fastest = g;
+	}
+	return fastest;
+}
+
 /* The evidence: what the trace kept (the first and last data packets, the
  * first and last CNP). */
 static void cite_all(struct probe_result *r)
@@ -517,7 +533,7 @@ static void cite_all(struct probe_result *r)
 void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s)
 {
 	const uint64_t settle = 10000000u, window = 20000000u;	/* 10 ms, 20 ms */
-	double before, under, after = -1, slowest;
+	double before, under, after = -1, slowest, fastest;
 	uint64_t last, mid;
 
 	cite_all(r);
@@ -544,6 +560,18 @@ void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream
 		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them: no "
 			"reaction (no DCQCN reaction point)%s", before, s->cnps, under,
 			s->gaps ? "; packets were lost on the way in, NAKed" : "");
+		return;
+	}
+	/* A reaction point holds the rate down while CNPs keep coming; a
+	 * stall of the stream (an emulated or loaded host) drags the average
+	 * down for a part of the time only.  So every quarter of the second
+	 * half must be down, not just the whole. */
+	fastest = fastest_part(s, mid, s->cnp_to_ns, 4);
+	if (fastest > 0.75 * before) {
+		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them, but "
+			"%.3f Gb/s in a %.1f ms part of that: a stall, not a reaction (no DCQCN "
+			"reaction point)", before, s->cnps, under, fastest,
+			(double)(s->cnp_to_ns - mid) / 4e6);
 		return;
 	}
 	/* A fall no deeper than the stream's own swings before any CNP (an

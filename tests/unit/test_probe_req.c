@@ -24,6 +24,17 @@ static unsigned make_stream(uint64_t *t, unsigned cap, unsigned gap_us, unsigned
 	return n;
 }
 
+/* The stream of n packets with none in [from_us, to_us): a stall. */
+static unsigned stall(uint64_t *t, unsigned n, unsigned from_us, unsigned to_us)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (t[i] < (1000000ull + from_us) * 1000 || t[i] >= (1000000ull + to_us) * 1000)
+			t[k++] = t[i];
+	return k;
+}
+
 static void test_cnp_reaction(struct unit *u)
 {
 	static uint64_t t[20000];
@@ -48,15 +59,7 @@ static void test_cnp_reaction(struct unit *u)
 
 	/* A fall to 0.7x, but the stream stalled for 2.5 ms before any CNP
 	 * (an emulated host): no deeper than its own swings, no reaction. */
-	st.n = make_stream(t, 20000, 10, 16, 20000, 30000, 70000);
-	{
-		unsigned k = 0;
-
-		for (unsigned i = 0; i < st.n; i++)
-			if (t[i] < (1000000ull + 5000) * 1000 || t[i] >= (1000000ull + 7500) * 1000)
-				t[k++] = t[i];
-		st.n = k;
-	}
+	st.n = stall(t, make_stream(t, 20000, 10, 16, 20000, 30000, 70000), 5000, 7500);
 	probe_expect_cnp_reaction(&r, &st);
 	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
 	CHECK_HAS(u, r.observed, "no reaction beyond its own swings");
@@ -64,6 +67,14 @@ static void test_cnp_reaction(struct unit *u)
 	st.n = make_stream(t, 20000, 10, 16, 20000, 30000, 70000);
 	probe_expect_cnp_reaction(&r, &st);
 	CHECK_EQ(u, r.verdict, PROBE_PASS);
+
+	/* A 2 ms stall in the second half of the CNPs, full rate around it:
+	 * the average there falls to 0.6x, but a quarter of it ran at full
+	 * rate, so it was the stream, not a reaction. */
+	st.n = stall(t, make_stream(t, 20000, 10, 10, 20000, 30000, 70000), 25500, 27500);
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
+	CHECK_HAS(u, r.observed, "a stall, not a reaction");
 
 	/* The stream ended before the CNPs did: nothing to judge. */
 	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 25000);
