@@ -93,7 +93,7 @@ static enum wire_status decode_transport(struct wire_pkt *p, const uint8_t *buf,
 					 size_t caplen, size_t bth_off,
 					 size_t icrc_off, size_t trailer)
 {
-	size_t off = bth_off + WIRE_BTH_LEN;
+	size_t off = bth_off + WIRE_BTH_LEN, ext_len;
 
 	p->bth_off = bth_off;
 	p->icrc_off = icrc_off;
@@ -117,18 +117,17 @@ static enum wire_status decode_transport(struct wire_pkt *p, const uint8_t *buf,
 		p->payload_len = icrc_off - off;
 		return WIRE_OK;
 	}
-	if (off + wire_ext_len(p->op->ext) > icrc_off)
+	ext_len = wire_ext_len(p->op->ext);
+	if (off + ext_len > icrc_off)
 		return WIRE_MALFORMED;
 	/* Known from the length fields even if the capture cuts the headers. */
-	if (icrc_off - off - wire_ext_len(p->op->ext) < p->bth.padcnt)
+	if (icrc_off - off - ext_len < p->bth.padcnt)
 		return WIRE_MALFORMED;
-	p->payload_off = off + wire_ext_len(p->op->ext);
+	p->payload_off = off + ext_len;
 	p->payload_len = icrc_off - p->payload_off - p->bth.padcnt;
-	for (unsigned i = 0; i < WIRE_X_COUNT; i++) {
-		unsigned bit = 1u << i;
+	for (unsigned left = p->op->ext; left; left &= left - 1) {
+		unsigned bit = left & -left;	/* in wire order: lowest first */
 
-		if (!(p->op->ext & bit))
-			continue;
 		if (caplen < off + wire_ext_len((uint16_t)bit))
 			return WIRE_TRUNCATED;
 		decode_ext(p, bit, buf + off);

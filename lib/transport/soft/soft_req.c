@@ -124,6 +124,7 @@ static void advance_una(struct soft_qp *qp, uint32_t una)
 /* How often a request asks for an ACK: every SOFT_ACK_EVERY packets, and at
  * least twice per window, so that a small window is never left waiting for
  * the timeout (a power of two, for the PSN test). */
+/* A power of two. */
 static uint32_t ack_every(const struct soft_qp *qp)
 {
 	uint32_t n = SOFT_ACK_EVERY;
@@ -558,16 +559,11 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 		}
 		uint8_t op = on_transport(qp, req_opcode(wr->opcode, i, w->npkts));
 
-		p.bth = soft_bth_of(qp, op, psn);
-		p.bth.se = i == w->npkts - 1 && (wr->opcode == XPORT_WR_SEND ||
-						 wr->opcode == XPORT_WR_SEND_WITH_IMM);
-		p.bth.ackreq = reliable(qp) && (i == w->npkts - 1 || psn % ack_every(qp) == 0);
 		bth_only = !wire_opcode_info(op)->ext;
-		if (!bth_only) {
-			struct wire_bth bth = p.bth;
-
+		if (bth_only) {
+			soft_bth_set(&p.bth, qp, op, psn);
+		} else {
 			soft_bth(qp, &p, op, psn);
-			p.bth = bth;
 			p.reth.va = wr->remote_addr;
 			p.reth.rkey = wr->rkey;
 			p.reth.dmalen = wr->sge.length;
@@ -575,6 +571,10 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 			p.deth.qkey = qp->attr.qkey;
 			p.deth.srcqp = qp->qpn;
 		}
+		p.bth.se = i == w->npkts - 1 && (wr->opcode == XPORT_WR_SEND ||
+						 wr->opcode == XPORT_WR_SEND_WITH_IMM);
+		p.bth.ackreq = reliable(qp) &&
+			       (i == w->npkts - 1 || (psn & (ack_every(qp) - 1)) == 0);
 	}
 	if (wire_psn_diff(psn, qp->max_sent_psn) <= 0 && qp->sent_any) {
 		SOFT_COUNT(qp, retransmits);
@@ -609,6 +609,8 @@ static void sent_unreliable(struct soft_qp *qp, struct soft_swqe *w)
 void soft_req_transmit(struct soft_qp *qp)
 {
 	int budget = SOFT_BATCH;
+	struct soft_swqe *w = NULL;
+	uint64_t w_at = 0;
 
 	if (qp->state != SOFT_QP_RTS)
 		return;
@@ -631,7 +633,11 @@ void soft_req_transmit(struct soft_qp *qp)
 	if (qp->backlogged)
 		return;
 	while (budget > 0 && qp->sq_cur != qp->sq_tail) {
-		struct soft_swqe *w = wqe(qp, qp->sq_cur);
+		/* Looked up once per WQE, not per packet (a 64-bit division). */
+		if (!w || w_at != qp->sq_cur) {
+			w = wqe(qp, qp->sq_cur);
+			w_at = qp->sq_cur;
+		}
 
 		if (w->done) {
 			qp->sq_cur++;

@@ -320,7 +320,7 @@ static void send_read_response(struct soft_qp *qp, struct soft_read_job *j)
 	else
 		op = last ? OP_RC_READ_RESPONSE_LAST : OP_RC_READ_RESPONSE_MIDDLE;
 	if (op == OP_RC_READ_RESPONSE_MIDDLE) {	/* no AETH */
-		p.bth = soft_bth_of(qp, op, j->psn);
+		soft_bth_set(&p.bth, qp, op, j->psn);
 		soft_tx_commit_bth(qp, slot, &p.bth, (const void *)(uintptr_t)j->va, len,
 				   WIRE_ECT0);
 	} else {

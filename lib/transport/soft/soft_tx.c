@@ -157,16 +157,6 @@ struct soft_pkt *soft_tx_slot(struct soft_dev *d)
 	return &d->tx[d->tx_count];
 }
 
-struct wire_bth soft_bth_of(const struct soft_qp *qp, uint8_t opcode, uint32_t psn)
-{
-	return (struct wire_bth){
-		.opcode = opcode,
-		.pkey = WIRE_DEFAULT_PKEY,
-		.dqpn = qp->peer_qpn,
-		.psn = psn & WIRE_PSN_MASK,
-	};
-}
-
 void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t psn)
 {
 	/* Only what wire_put_transport reads: the BTH and the extended headers
@@ -175,7 +165,7 @@ void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t p
 		       offsetof(struct wire_pkt, ieth) < offsetof(struct wire_pkt, icrc_start),
 		       "the transport headers lie between bth and icrc_start");
 	memset(&p->bth, 0, offsetof(struct wire_pkt, icrc_start) - offsetof(struct wire_pkt, bth));
-	p->bth = soft_bth_of(qp, opcode, psn);
+	soft_bth_set(&p->bth, qp, opcode, psn);
 }
 
 /* Queues the packet in slot, its transport headers (hl bytes) written. */

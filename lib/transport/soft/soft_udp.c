@@ -87,6 +87,7 @@ struct udp_link {
 		struct cmsghdr align;
 	} rx_ctl[RX_MSGS];
 	int rx_count, rx_next;		/* messages read, next to split */
+	int rx_dirty;			/* messages 0.. the kernel may have rewritten */
 	size_t rx_off;			/* offset in that message */
 	uint16_t rx_seg;		/* segment index in that message */
 };
@@ -307,27 +308,33 @@ static int gro_size(struct msghdr *h)
 	return 0;
 }
 
+/* Readies receive message i for the kernel to fill. */
+static void ready_rx_msg(struct udp_link *u, int i)
+{
+	struct msghdr *h = &u->rx_msgs[i].msg_hdr;
+
+	u->rx_iov[i] = (struct iovec){ u->rx_bufs + (size_t)i * RX_BUF_BYTES, RX_BUF_BYTES };
+	memset(h, 0, sizeof(*h));
+	h->msg_name = &u->rx_names[i];
+	h->msg_namelen = sizeof(u->rx_names[i]);
+	h->msg_iov = &u->rx_iov[i];
+	h->msg_iovlen = 1;
+	h->msg_control = u->rx_ctl[i].buf;
+	h->msg_controllen = sizeof(u->rx_ctl[i].buf);
+}
+
 static int read_batch(struct udp_link *u)
 {
-	int got;
+	int got = recvmmsg(u->rx_fd, u->rx_msgs, RX_MSGS, MSG_DONTWAIT, NULL);
 
-	for (int i = 0; i < RX_MSGS; i++) {
-		struct msghdr *h = &u->rx_msgs[i].msg_hdr;
-
-		u->rx_iov[i] = (struct iovec){ u->rx_bufs + (size_t)i * RX_BUF_BYTES, RX_BUF_BYTES };
-		memset(h, 0, sizeof(*h));
-		h->msg_name = &u->rx_names[i];
-		h->msg_namelen = sizeof(u->rx_names[i]);
-		h->msg_iov = &u->rx_iov[i];
-		h->msg_iovlen = 1;
-		h->msg_control = u->rx_ctl[i].buf;
-		h->msg_controllen = sizeof(u->rx_ctl[i].buf);
-	}
-	got = recvmmsg(u->rx_fd, u->rx_msgs, RX_MSGS, MSG_DONTWAIT, NULL);
 	u->rx_count = got > 0 ? got : 0;
 	u->rx_next = 0;
 	u->rx_off = 0;
 	u->rx_seg = 0;
+	/* The kernel rewrote the lengths and flags of the messages it filled
+	 * (and perhaps of the one it stopped at): only those are readied
+	 * again, here, once the caller is done with them at the next call. */
+	u->rx_dirty = u->rx_count < RX_MSGS ? u->rx_count + 1 : RX_MSGS;
 	return u->rx_count;
 }
 
@@ -342,8 +349,14 @@ static int udp_recv(struct soft_link *l, struct soft_pkt *pkts, int n)
 		struct msghdr *h;
 		size_t len, seg;
 
-		if (u->rx_next == u->rx_count && (out || read_batch(u) == 0))
-			break;
+		if (u->rx_next == u->rx_count) {
+			if (out)
+				break;
+			for (int i = 0; i < u->rx_dirty; i++)
+				ready_rx_msg(u, i);
+			if (read_batch(u) == 0)
+				break;
+		}
 		h = &u->rx_msgs[u->rx_next].msg_hdr;
 		len = u->rx_msgs[u->rx_next].msg_len;
 		seg = (size_t)gro_size(h);
@@ -502,6 +515,7 @@ struct soft_link *soft_udp_open(const char *bind_addr, uint16_t port, bool port_
 	for (int i = 0; i < SOFT_MAX_QPS; i++)
 		u->qp_fd[i] = -1;
 	u->rx_fd = -1;
+	u->rx_dirty = RX_MSGS;
 	u->pub.ops = &udp_link_ops;
 	u->rx_bufs = malloc((size_t)RX_MSGS * RX_BUF_BYTES);
 	u->tx_stage = malloc((size_t)SOFT_BATCH * SOFT_PKT_MAX);
