@@ -302,7 +302,8 @@ struct probe_stream {
  * 30 ms after: a fall to 3/4 or less, in every quarter of that half (a
  * stall is not a reaction), and below its slowest window of the same
  * length before them, is a reaction (pass, with the figures); none is
- * "not implemented" (no DCQCN reaction point). */
+ * "not implemented" (no DCQCN reaction point).  CNPs over less than 5 ms
+ * are too few to judge (fail). */
 void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s);
 
 /* The remote's own packets. */

@@ -533,6 +533,7 @@ static void cite_all(struct probe_result *r)
 void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s)
 {
 	const uint64_t settle = 10000000u, window = 20000000u;	/* 10 ms, 20 ms */
+	const uint64_t min_phase = 5000000u;	/* half the CNP phase probe_stream asks */
 	double before, under, after = -1, slowest, fastest;
 	uint64_t last, mid;
 
@@ -540,6 +541,12 @@ void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream
 	if (s->n < 16 || !s->cnps) {
 		pa_verdict(r, PROBE_FAIL, "the remote's stream gave %u packets and %u CNPs went: too "
 			"little to measure a rate", s->n, s->cnps);
+		return;
+	}
+	if (s->cnp_to_ns - s->cnp_from_ns < min_phase) {
+		pa_verdict(r, PROBE_FAIL, "%u CNPs went over %.1f ms only (this side fell behind): "
+			"too short to measure a rate under them", s->cnps,
+			(double)(s->cnp_to_ns - s->cnp_from_ns) / 1e6);
 		return;
 	}
 	last = s->t_ns[s->n - 1];

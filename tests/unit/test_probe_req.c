@@ -76,6 +76,17 @@ static void test_cnp_reaction(struct unit *u)
 	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
 	CHECK_HAS(u, r.observed, "a stall, not a reaction");
 
+	/* This side fell behind and sent one CNP: no phase to judge a rate
+	 * in (it read as a fall to 0 before). */
+	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 70000);
+	st.cnps = 1;
+	st.cnp_to_ns = st.cnp_from_ns;
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "too short to measure");
+	st.cnps = 50;
+	st.cnp_to_ns = (1000000ull + 30000) * 1000;
+
 	/* The stream ended before the CNPs did: nothing to judge. */
 	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 25000);
 	st.complete = true;
