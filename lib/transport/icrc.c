@@ -37,7 +37,7 @@ static void mask_ipv6_like(uint8_t *h)
 /* Bytes of the transport copied after the masked headers: a packet's ICRC
  * is then two CRC passes, not four short ones, each of which costs the
  * CRC library a call's fixed price.  (The soft engine, which pays this per
- * packet on both ends, makes it one pass: soft_pkt_icrc.) */
+ * packet on both ends, makes it one pass per packet: soft_tx.c.) */
 #define ICRC_HEAD_EXTRA 64
 
 size_t icrc_mask_rocev2_headers(uint8_t *h, size_t ip_hlen)

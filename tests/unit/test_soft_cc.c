@@ -295,14 +295,38 @@ static void test_one_pass_icrc(struct unit *u)
 		}
 }
 
+/* pk: hdr bytes of headers (1, 2, ...) and a payload of plen bytes still
+ * at `payload` in its region, from 198.18.0.2:49200 to 198.18.7.1:4791
+ * (or the same as v4-mapped IPv6 addresses). */
+static void deferred_packet(struct soft_pkt *pk, bool v6, uint16_t hdr, const uint8_t *payload,
+			    uint32_t plen)
+{
+	static const uint8_t v4a[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 0, 2 };
+	static const uint8_t v4b[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 7, 1 };
+	uint32_t pad = (4 - plen % 4) % 4;
+
+	memset(pk, 0, sizeof(*pk));
+	pk->src.v6 = pk->dst.v6 = v6;
+	memcpy(pk->src.ip, v4a, 16);
+	memcpy(pk->dst.ip, v4b, 16);
+	pk->src.port = 49200;
+	pk->dst.port = 4791;
+	for (int i = 0; i < hdr; i++)
+		pk->buf[i] = (uint8_t)(i + 1);
+	pk->hdr_len = hdr;
+	pk->payload = plen ? payload : NULL;
+	pk->payload_len = plen;
+	pk->len = hdr + plen + pad + WIRE_ICRC_LEN;
+	if (!plen)
+		memset(pk->buf + hdr, 0, pad);
+}
+
 /* A packet whose payload is still in its region, staged right after
  * another as the UDP link lays out a GSO run: the staged bytes are the
  * packet sealed in its own slot, byte for byte (headers, payload, pad and
  * ICRC), and the packet staged before it is as it was. */
 static void test_stage_deferred(struct unit *u)
 {
-	static const uint8_t v4a[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 0, 2 };
-	static const uint8_t v4b[16] = { [10] = 0xFF, [11] = 0xFF, 198, 18, 7, 1 };
 	static struct soft_pkt pk, ref;
 	static uint8_t region[4096], stage[SOFT_ICRC_ROOM + 2 * SOFT_PKT_MAX];
 
@@ -310,27 +334,13 @@ static void test_stage_deferred(struct unit *u)
 		region[i] = (uint8_t)(i * 29 + 5);
 	for (int v6 = 0; v6 < 2; v6++)
 		for (uint32_t plen = 0; plen < 1100; plen += 97) {
-			uint32_t pad = (4 - plen % 4) % 4;
-			uint16_t hdr = WIRE_BTH_LEN + WIRE_RETH_LEN, id = (uint16_t)(plen + 3);
+			uint16_t id = (uint16_t)(plen + 3);
 			uint8_t *prev = stage + SOFT_ICRC_ROOM, *to;
 			uint8_t prev_copy[SOFT_PKT_MAX];
 			/* First in the buffer (its headroom), or after another. */
 			size_t prev_len = plen % 2 ? 0 : 300, got;
 
-			memset(&pk, 0, sizeof(pk));
-			pk.src.v6 = pk.dst.v6 = v6;
-			memcpy(pk.src.ip, v4a, 16);
-			memcpy(pk.dst.ip, v4b, 16);
-			pk.src.port = 49200;
-			pk.dst.port = 4791;
-			for (int i = 0; i < hdr; i++)
-				pk.buf[i] = (uint8_t)(i + 1);
-			pk.hdr_len = hdr;
-			pk.payload = plen ? region + 17 : NULL;
-			pk.payload_len = plen;
-			pk.len = hdr + plen + pad + WIRE_ICRC_LEN;
-			if (!plen)
-				memset(pk.buf + hdr, 0, pad);
+			deferred_packet(&pk, v6, WIRE_BTH_LEN + WIRE_RETH_LEN, region + 17, plen);
 			ref = pk;
 			soft_pkt_seal(&ref, v6 ? 0 : id);
 			for (size_t i = 0; i < prev_len; i++)
@@ -343,6 +353,73 @@ static void test_stage_deferred(struct unit *u)
 			CHECK(u, memcmp(prev, prev_copy, prev_len) == 0);
 			CHECK(u, !plen || pk.payload == region + 17);	/* staging can repeat */
 		}
+}
+
+/* A GSO run as the UDP link stages it: a WRITE's FIRST (with its RETH),
+ * MIDDLEs, a shorter LAST, the pseudo-header's CRC computed once per
+ * length along the run and segment k's IPv4 ID folded in: each staged
+ * packet is the packet sealed alone with ID k. */
+static void test_stage_run_shared_pseudo(struct unit *u)
+{
+	static struct soft_pkt pk, ref;
+	static uint8_t region[64 * 1024], stage[SOFT_GSO_MAX_SEGS * SOFT_PKT_MAX];
+
+	for (size_t i = 0; i < sizeof(region); i++)
+		region[i] = (uint8_t)(i * 13 + 1);
+	for (int v6 = 0; v6 < 2; v6++) {
+		size_t off = 0, prev_len = 0;
+		uint32_t pseudo = 0;
+
+		for (uint16_t k = 0; k < SOFT_GSO_MAX_SEGS; k++) {
+			uint32_t plen = k == SOFT_GSO_MAX_SEGS - 1 ? 301 : 1024;
+			uint16_t hdr = WIRE_BTH_LEN + (k ? 0 : WIRE_RETH_LEN);
+
+			deferred_packet(&pk, v6, hdr, region + (size_t)k * 1024, plen);
+			if (pk.len != prev_len)
+				pseudo = soft_pkt_pseudo_crc(&pk);
+			prev_len = pk.len;
+			ref = pk;
+			soft_pkt_seal(&ref, v6 ? 0 : k);
+			CHECK_EQ(u, soft_pkt_stage(&pk, stage + off, v6 ? 0 : k, pseudo), ref.len);
+			CHECK(u, memcmp(stage + off, ref.buf, ref.len) == 0);
+			off += ref.len;
+		}
+	}
+}
+
+/* A received packet whose bytes lie outside its slot, as the UDP link
+ * leaves them in its receive buffer: the ICRC check reads them there, for
+ * the ID the link suggests, for ID 0 and for an ID it must solve, leaves
+ * them as they were, and refuses them with one bit flipped.  The
+ * pseudo-header state it keeps for the last source and length is not
+ * taken for another source port. */
+static void test_rx_bytes_elsewhere(struct unit *u)
+{
+	static struct soft_pkt pk;
+	static uint8_t region[256], outside[SOFT_PKT_MAX], copy[SOFT_PKT_MAX];
+	struct pair pr;
+	struct soft_dev *d;
+
+	for (size_t i = 0; i < sizeof(region); i++)
+		region[i] = (uint8_t)(i * 7 + 3);
+	pair_open(&pr, 4096, 85, 0, 0, 0, 3);
+	d = pr.s[1].dev;
+	for (uint16_t id = 0; id < 70; id += 3) {
+		deferred_packet(&pk, false, WIRE_BTH_LEN, region, 184);
+		pk.src.port = (uint16_t)(49200 + id % 2);
+		soft_pkt_seal(&pk, id);
+		memcpy(outside, pk.buf, pk.len);
+		memcpy(copy, outside, pk.len);
+		memset(pk.buf, 0xEE, pk.len);	/* the slot's own bytes are not the packet */
+		pk.rx_bytes = outside;
+		pk.ip_id = id % 2 ? id : 0;	/* suggested right, or ID 0 and solved */
+		CHECK(u, soft_rx_icrc_ok(d, NULL, &pk));
+		CHECK_EQ(u, pk.ip_id, id);
+		CHECK(u, memcmp(outside, copy, pk.len) == 0);
+		outside[100] ^= 0x10;
+		CHECK(u, !soft_rx_icrc_ok(d, NULL, &pk));
+	}
+	pair_close(&pr);
 }
 
 /* Whose IDs a solved one must follow: a host counting for all its QPs (rxe:
@@ -512,6 +589,8 @@ int main(void)
 	RUN(&u, test_ip_id_whose);
 	RUN(&u, test_one_pass_icrc);
 	RUN(&u, test_stage_deferred);
+	RUN(&u, test_stage_run_shared_pseudo);
+	RUN(&u, test_rx_bytes_elsewhere);
 	RUN(&u, test_unguessable_ids);
 	RUN(&u, test_response_order);
 	RUN(&u, test_ring_positions);

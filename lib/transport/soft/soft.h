@@ -61,9 +61,10 @@ struct soft_addr {
  * UDP header. */
 #define SOFT_ICRC_ROOM (8 + WIRE_IPV6_LEN + WIRE_UDP_LEN)
 
-/* A packet in a slot: the UDP payload (BTH .. ICRC) and its addressing.
- * The room before it takes the ICRC's pseudo-header, so that the ICRC is
- * one CRC pass over contiguous bytes (soft_pkt_icrc). */
+/* A packet in a slot: the UDP payload (BTH .. ICRC) and its addressing
+ * (a received one's bytes may lie in the link's buffer: soft_pkt_bytes).
+ * The room before buf takes the ICRC's pseudo-header, so that a lone
+ * packet's ICRC is one CRC pass over contiguous bytes (soft_pkt_icrc). */
 struct soft_pkt {
 	union {
 		uint8_t frame[SOFT_ICRC_ROOM + SOFT_PKT_MAX];

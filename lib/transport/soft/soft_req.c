@@ -124,7 +124,6 @@ static void advance_una(struct soft_qp *qp, uint32_t una)
 /* How often a request asks for an ACK: every SOFT_ACK_EVERY packets, and at
  * least twice per window, so that a small window is never left waiting for
  * the timeout (a power of two, for the PSN test). */
-/* A power of two. */
 static uint32_t ack_every(const struct soft_qp *qp)
 {
 	uint32_t n = SOFT_ACK_EVERY;
@@ -558,8 +557,9 @@ static void send_packet(struct soft_qp *qp, struct soft_swqe *w)
 			return;
 		}
 		uint8_t op = on_transport(qp, req_opcode(wr->opcode, i, w->npkts));
+		const struct wire_opcode_info *oi = wire_opcode_info(op);
 
-		bth_only = !wire_opcode_info(op)->ext;
+		bth_only = oi && !oi->ext;	/* undefined: the encoder refuses it */
 		if (bth_only) {
 			soft_bth_set(&p.bth, qp, op, psn);
 		} else {

@@ -4,9 +4,12 @@
  * headers the packet will travel with, so it is computed here from the
  * addresses, ports and lengths, with the IPv4 ID the kernel will write
  * (the sending sockets set DF: 0 on a plain send, k on GSO segment k).
- * It is one CRC pass, with the masked pseudo-header written just before
- * the packet: CRC libraries pay per call and for short or odd-length
- * calls, so two or four passes per packet cost twice as much.
+ * It is one CRC pass per packet: CRC libraries pay per call and for
+ * short or odd-length calls, so two or four passes per packet cost twice
+ * as much.  A lone packet gets the masked pseudo-header written just
+ * before it; a GSO run's packets (and a received aggregate's) share one
+ * CRC state after the pseudo-header, the IPv4 ID folded in
+ * (icrc_ipv4_id_delta), and each makes one pass over its own bytes.
  */
 #include <stddef.h>
 #include <string.h>

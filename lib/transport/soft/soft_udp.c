@@ -333,7 +333,7 @@ static int read_batch(struct udp_link *u)
 	u->rx_seg = 0;
 	/* The kernel rewrote the lengths and flags of the messages it filled
 	 * (and perhaps of the one it stopped at): only those are readied
-	 * again, here, once the caller is done with them at the next call. */
+	 * again, by udp_recv before the next call. */
 	u->rx_dirty = u->rx_count < RX_MSGS ? u->rx_count + 1 : RX_MSGS;
 	return u->rx_count;
 }
