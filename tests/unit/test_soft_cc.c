@@ -337,7 +337,7 @@ static void test_stage_deferred(struct unit *u)
 			uint16_t id = (uint16_t)(plen + 3);
 			uint8_t *prev = stage + SOFT_ICRC_ROOM, *to;
 			uint8_t prev_copy[SOFT_PKT_MAX];
-			/* First in the buffer (its headroom), or after another. */
+			/* First in the buffer, or right after another packet. */
 			size_t prev_len = plen % 2 ? 0 : 300, got;
 
 			deferred_packet(&pk, v6, WIRE_BTH_LEN + WIRE_RETH_LEN, region + 17, plen);
