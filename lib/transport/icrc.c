@@ -184,6 +184,24 @@ uint32_t icrc_ipv4_id_delta(uint16_t ip_id)
 	return d;
 }
 
+/* Entry i: the state change that equals flipping bit i of the byte four
+ * bytes after the state (the BTH's reserved byte, for a pass from the
+ * BTH); generated with zlib's crc32() by solving over GF(2), checked
+ * against crc32_eth() by tests/unit/test_crc32.c. */
+static const uint32_t bth_resv_bit_delta[8] = {
+	0xdb710641, 0x6d930ac3, 0xdb261586, 0x6d3d2d4d,
+	0xda7a5a9a, 0x6f85b375, 0xdf0b66ea, 0x6567cb95,
+};
+
+uint32_t icrc_bth_resv_delta(uint8_t resv)
+{
+	uint32_t d = 0;
+
+	for (unsigned flips = resv ^ 0xFFu; flips; flips &= flips - 1)
+		d ^= bth_resv_bit_delta[__builtin_ctz(flips)];
+	return d;
+}
+
 /* CRC-32 of `crc` followed by n zero bytes. */
 static uint32_t crc32_zeros(uint32_t crc, size_t n)
 {

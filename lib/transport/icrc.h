@@ -73,6 +73,17 @@ const char *crc_verdict_str(enum crc_verdict v);
 uint32_t icrc_ipv4_id_delta(uint16_t ip_id);
 
 /*
+ * A CRC state change that has the effect of the ICRC's mask on the BTH's
+ * reserved byte (resv, as the packet holds it, read as 0xFF), for a CRC
+ * pass that starts at the BTH: XOR it into the state passed to crc32_eth()
+ * over the packet's own bytes.  A change to the four bytes after a state
+ * is a change of the state, and the reserved byte's effect equals such a
+ * change (the CRC register's step is invertible), so the mask needs no
+ * store into the bytes the CRC's wide loads read next.
+ */
+uint32_t icrc_bth_resv_delta(uint8_t resv);
+
+/*
  * The IPv4 ID of a RoCEv2 packet, solved from its ICRC.  The ICRC covers
  * the ID (and the DF bit), which a UDP socket does not show; CRC-32 is
  * affine in the message bits, so with crc0 the ICRC computed for ID 0,

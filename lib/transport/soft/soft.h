@@ -37,7 +37,7 @@
 #define SOFT_HOST_BACKLOG (256 << 10)	/* bytes of a QP the host may queue unsent */
 #define SOFT_BACKLOG_CHECK_PKTS 64	/* in flight before the backlog is asked */
 #define SOFT_BACKLOG_CHECK_NS 50000	/* and then at most this often (a syscall) */
-#define SOFT_BATCH 128			/* packets per send/receive syscall */
+#define SOFT_BATCH 256			/* packets per send/receive syscall */
 #define SOFT_REPLAY 32			/* READ/atomic requests remembered for duplicates */
 #define SOFT_READ_JOBS 32		/* READ responses being sent, per QP */
 #define SOFT_ACK_EVERY 32		/* request an ACK at least every N packets */

@@ -61,11 +61,15 @@ static size_t put_pseudo(const struct soft_pkt *pk, uint8_t *end, size_t len, ui
 }
 
 /* One CRC pass from `crc` over from .. the end of the len bytes at bth
- * (BTH .. ICRC, the ICRC left out), the BTH's reserved byte masked. */
+ * (BTH .. ICRC, the ICRC left out), the BTH's reserved byte masked: in the
+ * state when the pass starts at the BTH (no store for the CRC's loads to
+ * stall on), else in place for the pass. */
 static uint32_t crc_masked(uint32_t crc, uint8_t *from, uint8_t *bth, size_t len)
 {
 	uint8_t reserved = bth[4];
 
+	if (from == bth)
+		return crc32_eth(crc ^ icrc_bth_resv_delta(reserved), bth, len - WIRE_ICRC_LEN);
 	bth[4] = 0xFF;
 	crc = crc32_eth(crc, from, (size_t)(bth - from) + len - WIRE_ICRC_LEN);
 	bth[4] = reserved;
