@@ -193,12 +193,17 @@ static const uint32_t bth_resv_bit_delta[8] = {
 	0xda7a5a9a, 0x6f85b375, 0xdf0b66ea, 0x6567cb95,
 };
 
+/* All eight bits flipped: the mask of a reserved byte that holds 0, as
+ * senders write it (the XOR of the table's entries). */
+#define BTH_RESV_ZERO_DELTA 0x0f6a70d9u
+
 uint32_t icrc_bth_resv_delta(uint8_t resv)
 {
-	uint32_t d = 0;
+	uint32_t d = BTH_RESV_ZERO_DELTA;
 
-	for (unsigned flips = resv ^ 0xFFu; flips; flips &= flips - 1)
-		d ^= bth_resv_bit_delta[__builtin_ctz(flips)];
+	/* Bits the byte already holds are not flipped by the mask. */
+	for (unsigned held = resv; held; held &= held - 1)
+		d ^= bth_resv_bit_delta[__builtin_ctz(held)];
 	return d;
 }
 

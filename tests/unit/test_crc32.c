@@ -266,6 +266,8 @@ static void test_bth_resv_delta(struct unit *u)
 			 crc32_eth(state, masked, len));
 	}
 	CHECK_EQ(u, icrc_bth_resv_delta(0xFF), 0);
+	/* The zero byte's delta is a constant of its own: the table's XOR. */
+	CHECK_EQ(u, icrc_bth_resv_delta(0), icrc_bth_resv_delta(0x0F) ^ icrc_bth_resv_delta(0xF0));
 }
 
 int main(void)

@@ -3,7 +3,10 @@
  * The soft engine's UDP link.  One socket bound to ADDR:4791 receives
  * every packet (recvmmsg, with the ToS and destination address of each);
  * each QP sends from a socket of its own bound to an ephemeral port, so
- * the UDP source port carries per-QP entropy for ECMP, as RNICs do.
+ * the UDP source port carries per-QP entropy for ECMP, as RNICs do.  That
+ * socket is connected to its peer and holds the data's TOS (ECT(0)), so a
+ * data send names neither and the kernel keeps its route instead of
+ * looking it up per send.
  *
  * Speed comes from batching: runs of same-size packets of one QP go out
  * as one UDP GSO send (every segment a complete RoCEv2 packet, all but the
@@ -67,6 +70,11 @@ struct udp_link {
 	int rx_fd;
 	int qp_fd[SOFT_MAX_QPS];
 	uint8_t qp_tos[SOFT_MAX_QPS];	/* DSCP bits; ECN is per packet */
+	/* A QP's socket is connect()ed to where it first sends (an RC or UC
+	 * QP's one peer), so those sends skip the kernel's route lookup;
+	 * sends elsewhere (UD) still name their destination. */
+	enum { QP_UNCONNECTED, QP_CONNECTED, QP_UNCONNECTABLE } qp_conn[SOFT_MAX_QPS];
+	struct soft_addr qp_peer[SOFT_MAX_QPS];
 	struct mmsghdr msgs[SOFT_BATCH];
 	struct iovec iov[SOFT_BATCH];
 	struct sockaddr_storage names[SOFT_BATCH];
@@ -150,6 +158,13 @@ static int udp_qp_open(struct soft_link *l, int slot, uint8_t tos, char *err)
 		return -1;
 	}
 	set_int(fd, SOL_SOCKET, SO_SNDBUF, SOCK_BUF_BYTES);
+	if (set_int(fd, l->local.v6 ? IPPROTO_IPV6 : IPPROTO_IP, l->local.v6 ? IPV6_TCLASS : IP_TOS,
+		    (tos & 0xFC) | WIRE_ECT0) < 0) {
+		snprintf(err, XPORT_ERR_LEN, "cannot set a QP socket's traffic class: %s",
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
 	if (l->local.v6)
 		set_int(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO);
 	else
@@ -164,6 +179,7 @@ static int udp_qp_open(struct soft_link *l, int slot, uint8_t tos, char *err)
 	from_sockaddr(&ss, &any);
 	u->qp_fd[slot] = fd;
 	u->qp_tos[slot] = tos & 0xFC;
+	u->qp_conn[slot] = QP_UNCONNECTED;
 	return any.port;
 }
 
@@ -217,6 +233,22 @@ static struct iovec stage_run(struct udp_link *u, struct soft_pkt *pkts, int run
 	return (struct iovec){ start, (size_t)(u->tx_stage + *staged - start) };
 }
 
+/* Whether the QP's sends to dst may leave without naming it: its socket
+ * is connected there (connected now if it was not yet). */
+static bool connected_to(struct udp_link *u, int slot, const struct soft_addr *dst)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (u->qp_conn[slot] == QP_UNCONNECTED) {
+		to_sockaddr(dst, &ss, &len);
+		u->qp_conn[slot] = connect(u->qp_fd[slot], (struct sockaddr *)&ss, len) == 0 ?
+				   QP_CONNECTED : QP_UNCONNECTABLE;
+		u->qp_peer[slot] = *dst;
+	}
+	return u->qp_conn[slot] == QP_CONNECTED && soft_addr_eq(&u->qp_peer[slot], dst);
+}
+
 /* Sends the run of packets from one QP that starts the batch. */
 static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 {
@@ -231,24 +263,37 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 		int i = plan[m].first, run = plan[m].count;
 		struct cmsghdr *c = NULL;
 		socklen_t namelen;
+		bool tos_cmsg;
 
 		u->iov[m] = stage_run(u, &pkts[i], run, &staged);
-		to_sockaddr(&pkts[i].dst, &u->names[m], &namelen);
 		memset(h, 0, sizeof(*h));
-		h->msg_name = &u->names[m];
-		h->msg_namelen = namelen;
+		if (!connected_to(u, slot, &pkts[i].dst)) {
+			to_sockaddr(&pkts[i].dst, &u->names[m], &namelen);
+			h->msg_name = &u->names[m];
+			h->msg_namelen = namelen;
+		}
 		h->msg_iov = &u->iov[m];
 		h->msg_iovlen = 1;
-		h->msg_control = u->ctl[m].buf;
-		h->msg_controllen = CMSG_SPACE(sizeof(int)) +
+		/* The socket's own TOS is the data's (ECT(0)); only other
+		 * packets name theirs, since an IP-level control message also
+		 * costs a connected socket its cached route. */
+		tos_cmsg = pkts[i].ecn != WIRE_ECT0;
+		h->msg_controllen = (tos_cmsg ? CMSG_SPACE(sizeof(int)) : 0) +
 				    (run > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0);
-		add_cmsg_int(h, &c, l->local.v6 ? IPPROTO_IPV6 : IPPROTO_IP,
-			     l->local.v6 ? IPV6_TCLASS : IP_TOS, u->qp_tos[slot] | pkts[i].ecn,
-			     sizeof(int));
+		h->msg_control = h->msg_controllen ? u->ctl[m].buf : NULL;
+		if (tos_cmsg)
+			add_cmsg_int(h, &c, l->local.v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+				     l->local.v6 ? IPV6_TCLASS : IP_TOS,
+				     u->qp_tos[slot] | pkts[i].ecn, sizeof(int));
 		if (run > 1)
 			add_cmsg_int(h, &c, SOL_UDP, UDP_SEGMENT, (int)pkts[i].len, sizeof(uint16_t));
 	}
 	sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
+	/* A connected socket reports an ICMP port unreachable (a peer not yet
+	 * or no longer listening) once, on the next send: as a wire would, it
+	 * loses only the packets that drew it, not this batch. */
+	if (sent < 0 && errno == ECONNREFUSED)
+		sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
 	if (sent < 0 && u->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
 		u->gso = false;	/* no UDP GSO here (old kernel, or a device without it) */
 		return 0;
