@@ -26,7 +26,7 @@
 #define CANARY 0xA5
 #define QUEUE_CAP 1024
 /* READ lengths in packets that make a round of responses (SOFT_BATCH) end
- * inside the third of three READs long, short, long: 28, 20, 28 at 64. */
+ * inside the third of three READs long, short, long: 112, 80, 112 at 256. */
 #define HOSTILE_READ_LONG (SOFT_BATCH * 7 / 16)
 #define HOSTILE_READ_SHORT (SOFT_BATCH * 5 / 16)
 

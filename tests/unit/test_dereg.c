@@ -42,7 +42,7 @@ static void write_cut(struct unit *u, struct hostile *h)
 	renew(u, h);
 }
 
-/* Three READs of L, S and L packets (28, 20 and 28 at a batch of 64): one
+/* Three READs of L, S and L packets (112, 80 and 112 at a batch of 256): one
  * progress sends SOFT_BATCH responses (the first two READs and the start of
  * the third); after deregistration the rest of the third is one NAK at the
  * first PSN not sent, and no more data leaves. */

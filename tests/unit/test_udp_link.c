@@ -5,7 +5,9 @@
  * count), so a loss the engine repairs is never a mystery; and a UD
  * receive's GRH area is the IP header the kernel delivered the datagram
  * with, IPv4 and IPv6, DSCP and ECN included (the in-memory wire of the
- * other soft-engine tests is IPv4 alone, and carries no ToS).
+ * other soft-engine tests is IPv4 alone, and carries no ToS); and a QP's
+ * socket, connected to where it first sends, still sends elsewhere, still
+ * marks what is not ECT(0) data, and outlives its peer's ICMP errors.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -213,6 +215,105 @@ out:
 	free(b);
 }
 
+/* A bare RoCEv2 packet of one QP slot: an ACK-sized BTH and its ICRC room. */
+static void bare_pkt(struct soft_pkt *pk, const struct soft_link *from, uint16_t sport,
+		     const struct soft_link *to, uint8_t ecn, uint8_t tag)
+{
+	memset(pk, 0, sizeof(*pk));
+	pk->buf[0] = tag;
+	pk->len = WIRE_BTH_LEN + WIRE_ICRC_LEN;
+	pk->src = from->local;
+	pk->src.port = sport;
+	pk->dst = to->local;
+	pk->ecn = ecn;
+}
+
+/* Receives into pkts until n arrived or a second passed. */
+static int recv_some(struct soft_link *l, struct soft_pkt *pkts, int n)
+{
+	int got = 0;
+
+	for (uint64_t end = soft_now_ns() + 1000000000ull; got < n && soft_now_ns() < end;)
+		got += l->ops->recv(l, pkts + got, n - got);
+	return got;
+}
+
+/* A QP's socket connects to where it first sends; sends that are not
+ * ECT(0) data still carry their own TOS, sends elsewhere still reach
+ * their destination, and an ICMP port unreachable that the connected
+ * socket reports on a later send does not cost that send. */
+static void test_qp_socket_destinations(struct unit *u)
+{
+	char err[XPORT_ERR_LEN] = "";
+	struct soft_link *l = soft_udp_open("127.0.0.1", 0, false, err);
+	struct soft_link *r1 = soft_udp_open("127.0.0.1", 0, false, err);
+	struct soft_link *r2 = soft_udp_open("127.0.0.1", 0, false, err);
+	struct soft_link *gone = soft_udp_open("127.0.0.1", 0, false, err);
+	struct soft_pkt *tx = calloc(4, sizeof(*tx)), *rx = calloc(8, sizeof(*rx));
+	const uint8_t dscp = 26 << 2;
+	int sport;
+
+	if (!l || !r1 || !r2 || !gone || !tx || !rx) {
+		char why[600];
+
+		snprintf(why, sizeof(why), "no UDP link on 127.0.0.1: %s", err);
+		unit_skip_running(u, why);
+		goto out;
+	}
+	sport = l->ops->qp_open(l, 0, dscp, err);
+	CHECK(u, sport > 0);
+	if (sport <= 0)
+		goto out;
+	bare_pkt(&tx[0], l, (uint16_t)sport, r1, WIRE_ECT0, 1);	/* connects to r1 */
+	bare_pkt(&tx[1], l, (uint16_t)sport, r1, WIRE_NOT_ECT, 2);	/* an ACK's TOS */
+	bare_pkt(&tx[2], l, (uint16_t)sport, r2, WIRE_ECT0, 3);	/* elsewhere */
+	CHECK_EQ(u, l->ops->send(l, tx, 3), 3);
+	CHECK_EQ(u, recv_some(r1, rx, 2), 2);
+	CHECK_EQ(u, rx[0].rx_bytes ? rx[0].rx_bytes[0] : 0, 1);
+	CHECK_EQ(u, rx[0].tos, dscp | WIRE_ECT0);
+	CHECK_EQ(u, rx[0].ecn, WIRE_ECT0);
+	CHECK_EQ(u, rx[1].rx_bytes ? rx[1].rx_bytes[0] : 0, 2);
+	CHECK_EQ(u, rx[1].tos, dscp | WIRE_NOT_ECT);
+	CHECK_EQ(u, rx[1].ecn, WIRE_NOT_ECT);
+	CHECK_EQ(u, recv_some(r2, rx, 1), 1);
+	CHECK_EQ(u, rx[0].rx_bytes ? rx[0].rx_bytes[0] : 0, 3);
+	CHECK_EQ(u, rx[0].tos, dscp | WIRE_ECT0);
+
+	/* Slot 1 connects to a port that then closes: the next send meets
+	 * the ICMP error and still leaves. */
+	sport = l->ops->qp_open(l, 1, dscp, err);
+	CHECK(u, sport > 0);
+	if (sport <= 0)
+		goto out;
+	bare_pkt(&tx[0], l, (uint16_t)sport, gone, WIRE_ECT0, 4);
+	tx[0].qp_slot = 1;
+	CHECK_EQ(u, l->ops->send(l, tx, 1), 1);
+	CHECK_EQ(u, recv_some(gone, rx, 1), 1);
+	gone->ops->close(gone);
+	gone = NULL;
+	/* To the closed port (loopback answers with an ICMP port unreachable
+	 * at once), then twice to r1, named: each of those sends leaves. */
+	CHECK_EQ(u, l->ops->send(l, tx, 1), 1);
+	for (int i = 0; i < 2; i++) {
+		bare_pkt(&tx[0], l, (uint16_t)sport, r1, WIRE_ECT0, (uint8_t)(5 + i));
+		tx[0].qp_slot = 1;
+		CHECK_EQ(u, l->ops->send(l, tx, 1), 1);
+		CHECK_EQ(u, recv_some(r1, rx, 1), 1);
+		CHECK_EQ(u, rx[0].rx_bytes ? rx[0].rx_bytes[0] : 0, 5 + i);
+	}
+out:
+	if (l)
+		l->ops->close(l);
+	if (r1)
+		r1->ops->close(r1);
+	if (r2)
+		r2->ops->close(r2);
+	if (gone)
+		gone->ops->close(gone);
+	free(tx);
+	free(rx);
+}
+
 static void test_ud_grh_ipv4(struct unit *u) { ud_grh_over(u, "127.0.0.1", false); }
 static void test_ud_grh_ipv6(struct unit *u) { ud_grh_over(u, "::1", true); }
 
@@ -221,6 +322,7 @@ int main(void)
 	struct unit u = { 0 };
 
 	RUN(&u, test_rcvbuf_overflow_counted);
+	RUN(&u, test_qp_socket_destinations);
 	RUN(&u, test_ud_grh_ipv4);
 	RUN(&u, test_ud_grh_ipv6);
 	return unit_done(&u);

@@ -5,8 +5,9 @@
  * each QP sends from a socket of its own bound to an ephemeral port, so
  * the UDP source port carries per-QP entropy for ECMP, as RNICs do.  That
  * socket is connected to its peer and holds the data's TOS (ECT(0)), so a
- * data send names neither and the kernel keeps its route instead of
- * looking it up per send.
+ * data send names neither and the kernel can keep its route instead of
+ * looking it up per send (any IP-level control message costs the cached
+ * route, and older kernels drop it for UDP_SEGMENT too).
  *
  * Speed comes from batching: runs of same-size packets of one QP go out
  * as one UDP GSO send (every segment a complete RoCEv2 packet, all but the
@@ -289,10 +290,11 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 			add_cmsg_int(h, &c, SOL_UDP, UDP_SEGMENT, (int)pkts[i].len, sizeof(uint16_t));
 	}
 	sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
-	/* A connected socket reports an ICMP port unreachable (a peer not yet
-	 * or no longer listening) once, on the next send: as a wire would, it
-	 * loses only the packets that drew it, not this batch. */
-	if (sent < 0 && errno == ECONNREFUSED)
+	/* A connected socket reports an ICMP error from its peer (port or host
+	 * unreachable, even "protocol unreachable" as ENOPROTOOPT) once, on
+	 * the next send: as on a wire, only the packets that drew it are lost,
+	 * so the batch is tried again before its error means anything. */
+	if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
 		sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
 	if (sent < 0 && u->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
 		u->gso = false;	/* no UDP GSO here (old kernel, or a device without it) */
