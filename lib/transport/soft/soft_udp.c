@@ -4,10 +4,10 @@
  * every packet (recvmmsg, with the ToS and destination address of each);
  * each QP sends from a socket of its own bound to an ephemeral port, so
  * the UDP source port carries per-QP entropy for ECMP, as RNICs do.  That
- * socket is connected to its peer and holds the data's TOS (ECT(0)), so a
- * data send names neither and the kernel can keep its route instead of
- * looking it up per send (any IP-level control message costs the cached
- * route, and older kernels drop it for UDP_SEGMENT too).
+ * socket holds the data's TOS (ECT(0)), so a data send carries no TOS of
+ * its own.  It is never connect()ed: a connected socket's DF packets take
+ * IPv4 IDs from a per-socket counter that starts at random, not the 0 (k
+ * for GSO segment k) that each packet's ICRC is computed with.
  *
  * Speed comes from batching: runs of same-size packets of one QP go out
  * as one UDP GSO send (every segment a complete RoCEv2 packet, all but the
@@ -71,11 +71,6 @@ struct udp_link {
 	int rx_fd;
 	int qp_fd[SOFT_MAX_QPS];
 	uint8_t qp_tos[SOFT_MAX_QPS];	/* DSCP bits; ECN is per packet */
-	/* A QP's socket is connect()ed to where it first sends (an RC or UC
-	 * QP's one peer), so those sends skip the kernel's route lookup;
-	 * sends elsewhere (UD) still name their destination. */
-	enum { QP_UNCONNECTED, QP_CONNECTED, QP_UNCONNECTABLE } qp_conn[SOFT_MAX_QPS];
-	struct soft_addr qp_peer[SOFT_MAX_QPS];
 	struct mmsghdr msgs[SOFT_BATCH];
 	struct iovec iov[SOFT_BATCH];
 	struct sockaddr_storage names[SOFT_BATCH];
@@ -180,7 +175,6 @@ static int udp_qp_open(struct soft_link *l, int slot, uint8_t tos, char *err)
 	from_sockaddr(&ss, &any);
 	u->qp_fd[slot] = fd;
 	u->qp_tos[slot] = tos & 0xFC;
-	u->qp_conn[slot] = QP_UNCONNECTED;
 	return any.port;
 }
 
@@ -234,22 +228,6 @@ static struct iovec stage_run(struct udp_link *u, struct soft_pkt *pkts, int run
 	return (struct iovec){ start, (size_t)(u->tx_stage + *staged - start) };
 }
 
-/* Whether the QP's sends to dst may leave without naming it: its socket
- * is connected there (connected now if it was not yet). */
-static bool connected_to(struct udp_link *u, int slot, const struct soft_addr *dst)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-
-	if (u->qp_conn[slot] == QP_UNCONNECTED) {
-		to_sockaddr(dst, &ss, &len);
-		u->qp_conn[slot] = connect(u->qp_fd[slot], (struct sockaddr *)&ss, len) == 0 ?
-				   QP_CONNECTED : QP_UNCONNECTABLE;
-		u->qp_peer[slot] = *dst;
-	}
-	return u->qp_conn[slot] == QP_CONNECTED && soft_addr_eq(&u->qp_peer[slot], dst);
-}
-
 /* Sends the run of packets from one QP that starts the batch. */
 static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 {
@@ -267,17 +245,14 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 		bool tos_cmsg;
 
 		u->iov[m] = stage_run(u, &pkts[i], run, &staged);
+		to_sockaddr(&pkts[i].dst, &u->names[m], &namelen);
 		memset(h, 0, sizeof(*h));
-		if (!connected_to(u, slot, &pkts[i].dst)) {
-			to_sockaddr(&pkts[i].dst, &u->names[m], &namelen);
-			h->msg_name = &u->names[m];
-			h->msg_namelen = namelen;
-		}
+		h->msg_name = &u->names[m];
+		h->msg_namelen = namelen;
 		h->msg_iov = &u->iov[m];
 		h->msg_iovlen = 1;
-		/* The socket's own TOS is the data's (ECT(0)); only other
-		 * packets name theirs, since an IP-level control message also
-		 * costs a connected socket its cached route. */
+		/* The socket's own TOS is the data's (ECT(0)): only other
+		 * packets (ACKs, NAKs, CNPs) carry theirs as a control message. */
 		tos_cmsg = pkts[i].ecn != WIRE_ECT0;
 		h->msg_controllen = (tos_cmsg ? CMSG_SPACE(sizeof(int)) : 0) +
 				    (run > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0);
@@ -290,10 +265,10 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 			add_cmsg_int(h, &c, SOL_UDP, UDP_SEGMENT, (int)pkts[i].len, sizeof(uint16_t));
 	}
 	sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
-	/* A connected socket reports an ICMP error from its peer (port or host
-	 * unreachable, even "protocol unreachable" as ENOPROTOOPT) once, on
-	 * the next send: as on a wire, only the packets that drew it are lost,
-	 * so the batch is tried again before its error means anything. */
+	/* A socket may report an error that an earlier send drew (an ICMP
+	 * error from a peer, even "protocol unreachable" as ENOPROTOOPT) once,
+	 * on a later send: as on a wire, only the packets that drew it are
+	 * lost, so the batch is tried again before its error means anything. */
 	if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
 		sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
 	if (sent < 0 && u->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
