@@ -22,17 +22,28 @@ if ! tests/vm/run --share "$share" tests/vm/scripts/anchor.sh >"$share/log" 2>&1
 	exit 1
 fi
 python3 - "$share/anchor.txt" <<'PY'
-import sys
+import math, sys
 f = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[1]) if l.strip())
+
+def val(x, digits):
+    # a tool that gave no result (perftest prints inf) is shown as such, not as a figure
+    return "%.*f" % (digits, x) if math.isfinite(x) and x > 0 else "no result"
+
+def ratio(a, b):
+    ok = all(math.isfinite(x) and x > 0 for x in (a, b))
+    return "%.2f" % (a / b) if ok else "n/a"
+
 print("anchor (qemu guest, medians of 3/5)   perftest      rdmakit verbs  rdmakit soft   verbs/perftest  soft/rxe")
-print("64 KiB RDMA WRITE bw [Gb/s]           %-13.3f %-14.3f %-14.3f %-15.2f %.2f" % (
-    f["perftest_write_bw"], f["verbs_write_bw"], f["soft_write_bw"],
-    f["verbs_write_bw"] / f["perftest_write_bw"], f["soft_write_bw"] / f["perftest_write_bw"]))
-print("2 B SEND latency t_typical [usec]     %-13.2f %-14.2f %-14.2f %-15.2f %.2f" % (
-    f["perftest_send_lat"], f["verbs_send_lat"], f["soft_send_lat"],
-    f["verbs_send_lat"] / f["perftest_send_lat"], f["soft_send_lat"] / f["perftest_send_lat"]))
+print("64 KiB RDMA WRITE bw [Gb/s]           %-13s %-14s %-14s %-15s %s" % (
+    val(f["perftest_write_bw"], 3), val(f["verbs_write_bw"], 3), val(f["soft_write_bw"], 3),
+    ratio(f["verbs_write_bw"], f["perftest_write_bw"]), ratio(f["soft_write_bw"], f["perftest_write_bw"])))
+print("2 B SEND latency t_typical [usec]     %-13s %-14s %-14s %-15s %s" % (
+    val(f["perftest_send_lat"], 2), val(f["verbs_send_lat"], 2), val(f["soft_send_lat"], 2),
+    ratio(f["verbs_send_lat"], f["perftest_send_lat"]), ratio(f["soft_send_lat"], f["perftest_send_lat"])))
 for opt in ("q100", "l16"):
     p, v = f["perftest_write_rate_" + opt], f["verbs_write_rate_" + opt]
-    print("2 B WRITE msg rate %-6s [Mpps]      %-13.4f %-14.4f %-14s %-15.2f (goal >= 0.8: %s)" % (
-        "-Q 100" if opt == "q100" else "-l 16", p, v, "-", v / p, "met" if v >= 0.8 * p else "MISSED"))
+    r = ratio(v, p)
+    print("2 B WRITE msg rate %-6s [Mpps]      %-13s %-14s %-14s %-15s (goal >= 0.8: %s)" % (
+        "-Q 100" if opt == "q100" else "-l 16", val(p, 4), val(v, 4), "-", r,
+        "no result" if r == "n/a" else "met" if v >= 0.8 * p else "MISSED"))
 PY
