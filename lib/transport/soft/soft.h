@@ -57,11 +57,6 @@ struct soft_addr {
 	bool v6;
 };
 
-static inline bool soft_addr_eq(const struct soft_addr *a, const struct soft_addr *b)
-{
-	return a->port == b->port && a->v6 == b->v6 && memcmp(a->ip, b->ip, sizeof(a->ip)) == 0;
-}
-
 /* The ICRC's masked pseudo-header: 8 bytes for the LRH, the IP and the
  * UDP header. */
 #define SOFT_ICRC_ROOM (8 + WIRE_IPV6_LEN + WIRE_UDP_LEN)

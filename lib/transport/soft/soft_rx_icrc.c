@@ -99,12 +99,17 @@ static bool id_plausible(struct soft_dev *d, struct soft_id_track *qp,
 	return by_qp || by_host;
 }
 
+static bool same_addr(const struct soft_addr *a, const struct soft_addr *b)
+{
+	return a->port == b->port && a->v6 == b->v6 && memcmp(a->ip, b->ip, sizeof(a->ip)) == 0;
+}
+
 /* The CRC state after pk's pseudo-header: the segments of an aggregate
  * share it, so it is computed once for them. */
 static uint32_t pseudo_crc(struct soft_dev *d, const struct soft_pkt *pk)
 {
 	if (!d->rx_pseudo.valid || d->rx_pseudo.len != pk->len ||
-	    !soft_addr_eq(&d->rx_pseudo.src, &pk->src) || !soft_addr_eq(&d->rx_pseudo.dst, &pk->dst)) {
+	    !same_addr(&d->rx_pseudo.src, &pk->src) || !same_addr(&d->rx_pseudo.dst, &pk->dst)) {
 		d->rx_pseudo.src = pk->src;
 		d->rx_pseudo.dst = pk->dst;
 		d->rx_pseudo.len = pk->len;

@@ -265,12 +265,6 @@ static int udp_send(struct soft_link *l, struct soft_pkt *pkts, int n)
 			add_cmsg_int(h, &c, SOL_UDP, UDP_SEGMENT, (int)pkts[i].len, sizeof(uint16_t));
 	}
 	sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
-	/* A socket may report an error that an earlier send drew (an ICMP
-	 * error from a peer, even "protocol unreachable" as ENOPROTOOPT) once,
-	 * on a later send: as on a wire, only the packets that drew it are
-	 * lost, so the batch is tried again before its error means anything. */
-	if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
-		sent = sendmmsg(u->qp_fd[slot], u->msgs, (unsigned)nmsg, 0);
 	if (sent < 0 && u->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
 		u->gso = false;	/* no UDP GSO here (old kernel, or a device without it) */
 		return 0;
