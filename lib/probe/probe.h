@@ -286,24 +286,37 @@ void probe_expect_send_wrap(struct probe_result *r, uint32_t asked, uint32_t fir
 void probe_expect_atomic_resend(struct probe_result *r, uint32_t psn, uint64_t va, uint64_t add,
 				uint64_t orig);
 
-/* A stream of WRITEs from the remote, ACKed as it comes, with CNPs sent
- * to its QP for a while: the arrival time of each new data packet, and
- * when the CNPs went.  Too long for the record, so the test keeps this. */
+/* A stream of WRITEs from the remote, ACKed as it comes, with rounds of
+ * decoy CNPs (a wrong ICRC) and then CNPs sent to its QP: the arrival
+ * time of each new data packet, and when each round's decoys and CNPs
+ * went.  Too long for the record, so the test keeps this. */
+#define PROBE_CNP_ROUNDS 3
+struct probe_cnp_round {
+	uint64_t decoy_from_ns, decoy_to_ns;	/* the first and last decoy sent */
+	unsigned decoys;
+	uint64_t cnp_from_ns, cnp_to_ns;	/* the first and last CNP sent */
+	unsigned cnps;
+};
 struct probe_stream {
 	const uint64_t *t_ns;		/* each new (in-order) data packet's arrival */
 	unsigned n;
 	uint32_t pkt_bytes;		/* payload a packet: the path MTU */
-	uint64_t cnp_from_ns, cnp_to_ns;	/* the first and last CNP sent */
-	unsigned cnps;
+	struct probe_cnp_round round[PROBE_CNP_ROUNDS];
+	unsigned rounds;		/* rounds begun */
 	bool complete;			/* every packet of the stream arrived */
 	unsigned gaps;			/* PSN gaps NAKed (packets lost on the way in) */
 };
-/* Its data rate before the CNPs, in the second half of them and 10 to
- * 30 ms after: a fall to 3/4 or less, in every quarter of that half (a
- * stall is not a reaction), and below its slowest window of the same
- * length before them, is a reaction (pass, with the figures); none is
- * "not implemented" (no DCQCN reaction point).  CNPs over less than 5 ms
- * are too few to judge (fail). */
+/* Its data rate before the first round, and in each round in the second
+ * half of the decoys and the second half of the CNPs: a round shows a
+ * reaction when the rate under its CNPs is 3/4 or less of the rate before
+ * in every quarter of that half (a stall is not a reaction), and in the
+ * first round 3/4 or less of the rate under its decoys too (taking
+ * packets in is no reaction).
+ * A reaction in every round passes (with the figures, and the rate 10 to
+ * 30 ms after the last CNP); in none, or in some only (a stream's own
+ * dips), is "not implemented" (no DCQCN reaction point).  A round whose
+ * decoys or CNPs went over less than half their time, or a stream that
+ * ended before the last round did, is too little to judge (fail). */
 void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s);
 
 /* The remote's own packets. */

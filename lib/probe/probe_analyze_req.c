@@ -488,24 +488,6 @@ static double stream_gbps(const struct probe_stream *s, uint64_t from, uint64_t 
 	return (double)k * s->pkt_bytes * 8 / (double)(to - from);
 }
 
-/* The lowest rate over windows of len_ns (every half window) within
- * [from, to): -1 when fewer than two whole windows fit. */
-static double slowest_window(const struct probe_stream *s, uint64_t from, uint64_t to,
-			     uint64_t len_ns)
-{
-	double slowest = -1;
-
-	if (!len_ns || to - from < 2 * len_ns)
-		return -1;
-	for (uint64_t w = from; w + len_ns <= to; w += len_ns / 2) {
-		double g = stream_gbps(s, w, w + len_ns);
-
-		if (slowest < 0 || g < slowest)
-			slowest = g;
-	}
-	return slowest;
-}
-
 /* The highest rate of `parts` equal parts of [from, to). */
 static double fastest_part(const struct probe_stream *s, uint64_t from, uint64_t to,
 			   unsigned parts)
@@ -530,74 +512,88 @@ static void cite_all(struct probe_result *r)
 		pa_cite(r, &r->trace.ev[i]);
 }
 
+/* Gb/s in the second half of [from, to]. */
+static double second_half_gbps(const struct probe_stream *s, uint64_t from, uint64_t to)
+{
+	return stream_gbps(s, from + (to - from) / 2, to);
+}
+
 void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s)
 {
 	const uint64_t settle = 10000000u, window = 20000000u;	/* 10 ms, 20 ms */
-	const uint64_t min_phase = 5000000u;	/* half the CNP phase probe_stream asks */
-	double before, under, after = -1, slowest, fastest;
-	uint64_t last, mid;
+	const uint64_t min_decoys = 2500000u, min_cnps = 5000000u;	/* half the phases */
+	const struct probe_cnp_round *first = &s->round[0], *end = &s->round[PROBE_CNP_ROUNDS - 1];
+	double before, after = -1;
+	unsigned reacted = 0, cnps = 0;
+	char figures[96] = "";
+	size_t used = 0;
+	uint64_t last;
 
 	cite_all(r);
-	if (s->n < 16 || !s->cnps) {
-		pa_verdict(r, PROBE_FAIL, "the remote's stream gave %u packets and %u CNPs went: too "
-			"little to measure a rate", s->n, s->cnps);
+	if (s->n < 16 || s->rounds < PROBE_CNP_ROUNDS) {
+		pa_verdict(r, PROBE_FAIL, "the remote's stream gave %u packets and %u of %u rounds of "
+			"CNPs began: too little to measure a rate", s->n, s->rounds, PROBE_CNP_ROUNDS);
 		return;
 	}
-	if (s->cnp_to_ns - s->cnp_from_ns < min_phase) {
-		pa_verdict(r, PROBE_FAIL, "%u CNPs went over %.1f ms only (this side fell behind): "
-			"too short to measure a rate under them", s->cnps,
-			(double)(s->cnp_to_ns - s->cnp_from_ns) / 1e6);
-		return;
+	for (unsigned k = 0; k < PROBE_CNP_ROUNDS; k++) {
+		const struct probe_cnp_round *rd = &s->round[k];
+
+		if (!rd->decoys || !rd->cnps || rd->decoy_to_ns - rd->decoy_from_ns < min_decoys ||
+		    rd->cnp_to_ns - rd->cnp_from_ns < min_cnps) {
+			pa_verdict(r, PROBE_FAIL, "round %u: %u decoys went over %.1f ms and %u CNPs "
+				"over %.1f ms (this side fell behind): too short to measure a rate "
+				"under them", k + 1, rd->decoys,
+				(double)(rd->decoy_to_ns - rd->decoy_from_ns) / 1e6, rd->cnps,
+				(double)(rd->cnp_to_ns - rd->cnp_from_ns) / 1e6);
+			return;
+		}
+		cnps += rd->cnps;
 	}
 	last = s->t_ns[s->n - 1];
-	if (last < s->cnp_to_ns || s->cnp_from_ns < s->t_ns[0] + 1000000u) {
+	if (last < end->cnp_to_ns || first->decoy_from_ns < s->t_ns[0] + 1000000u) {
 		pa_verdict(r, PROBE_FAIL, "the remote's stream %s (%u packets): no rate to compare",
-			last < s->cnp_to_ns ? (s->complete ? "ended before the CNPs did"
-						: "stopped during the CNPs")
-			: "had under 1 ms before the CNPs", s->n);
+			last < end->cnp_to_ns ? (s->complete ? "ended before the CNPs did"
+						  : "stopped during the CNPs")
+			: "had under 1 ms before the decoys", s->n);
 		return;
 	}
-	mid = s->cnp_from_ns + (s->cnp_to_ns - s->cnp_from_ns) / 2;
-	before = stream_gbps(s, s->t_ns[0], s->cnp_from_ns);
-	under = stream_gbps(s, mid, s->cnp_to_ns);
-	if (last >= s->cnp_to_ns + settle + window)
-		after = stream_gbps(s, s->cnp_to_ns + settle, s->cnp_to_ns + settle + window);
-	slowest = slowest_window(s, s->t_ns[0], s->cnp_from_ns, s->cnp_to_ns - mid);
-	if (under > 0.75 * before) {
-		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them: no "
-			"reaction (no DCQCN reaction point)%s", before, s->cnps, under,
-			s->gaps ? "; packets were lost on the way in, NAKed" : "");
-		return;
+	before = stream_gbps(s, s->t_ns[0], first->decoy_from_ns);
+	if (last >= end->cnp_to_ns + settle + window)
+		after = stream_gbps(s, end->cnp_to_ns + settle, end->cnp_to_ns + settle + window);
+	/* A round shows a reaction when the rate is down under its CNPs from
+	 * before, in every quarter of the second half (a reaction point
+	 * holds the rate down while CNPs keep coming, a stall drags an
+	 * average down for a part of the time only), and in the first round
+	 * from under its decoys too (taking packets in is no reaction; later
+	 * rounds' decoys may find a reaction point still recovering). */
+	for (unsigned k = 0; k < PROBE_CNP_ROUNDS; k++) {
+		const struct probe_cnp_round *rd = &s->round[k];
+		uint64_t mid = rd->cnp_from_ns + (rd->cnp_to_ns - rd->cnp_from_ns) / 2;
+		double decoyed = second_half_gbps(s, rd->decoy_from_ns, rd->decoy_to_ns);
+		double under = second_half_gbps(s, rd->cnp_from_ns, rd->cnp_to_ns);
+
+		reacted += under <= 0.75 * before && (k || under <= 0.75 * decoyed) &&
+			   fastest_part(s, mid, rd->cnp_to_ns, 4) <= 0.75 * before;
+		if (used < sizeof(figures))
+			used += (size_t)snprintf(figures + used, sizeof(figures) - used,
+						 "%s%.3f (%.3f)", k ? ", " : "", under, decoyed);
 	}
-	/* A reaction point holds the rate down while CNPs keep coming; a
-	 * stall of the stream (an emulated or loaded host) drags the average
-	 * down for a part of the time only.  So every quarter of the second
-	 * half must be down, not just the whole. */
-	fastest = fastest_part(s, mid, s->cnp_to_ns, 4);
-	if (fastest > 0.75 * before) {
-		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them, but "
-			"%.3f Gb/s in a %.1f ms part of that: a stall, not a reaction (no DCQCN "
-			"reaction point)", before, s->cnps, under, fastest,
-			(double)(s->cnp_to_ns - mid) / 4e6);
-		return;
-	}
-	/* A fall no deeper than the stream's own swings before any CNP (an
-	 * emulated or loaded host stalls now and then) shows no reaction. */
-	if (slowest >= 0 && under >= slowest) {
-		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before %u CNPs, %.3f Gb/s under them, but "
-			"%.3f Gb/s in its slowest %.1f ms before them: no reaction beyond its own swings "
-			"(no DCQCN reaction point)", before, s->cnps, under, slowest,
-			(double)(s->cnp_to_ns - mid) / 1e6);
-		return;
-	}
-	if (after < 0)
-		pa_verdict(r, PROBE_PASS, "rate fell from %.3f to %.3f Gb/s under %u CNPs over %.1f "
-			"ms (the stream ended before a recovery could be seen)", before, under,
-			s->cnps, (double)(s->cnp_to_ns - s->cnp_from_ns) / 1e6);
+	if (reacted == PROBE_CNP_ROUNDS && after >= 0)
+		pa_verdict(r, PROBE_PASS, "rate fell from %.3f Gb/s to %s under the CNPs (the decoys) "
+			"of each round, %u CNPs in all; %.3f Gb/s 10 to 30 ms after the last",
+			before, figures, cnps, after);
+	else if (reacted == PROBE_CNP_ROUNDS)
+		pa_verdict(r, PROBE_PASS, "rate fell from %.3f Gb/s to %s under the CNPs (the decoys) "
+			"of each round, %u CNPs in all (the stream ended before a recovery)",
+			before, figures, cnps);
+	else if (reacted)
+		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before; %s under the CNPs (the decoys) of "
+			"each round: down in %u of %u rounds only, the stream's own dips (no DCQCN "
+			"reaction point)", before, figures, reacted, PROBE_CNP_ROUNDS);
 	else
-		pa_verdict(r, PROBE_PASS, "rate fell from %.3f to %.3f Gb/s under %u CNPs over %.1f "
-			"ms; %.3f Gb/s 10 to 30 ms after the last", before, under, s->cnps,
-			(double)(s->cnp_to_ns - s->cnp_from_ns) / 1e6, after);
+		pa_verdict(r, PROBE_NOT_IMPL, "%.3f Gb/s before; %s under the CNPs (the decoys) of "
+			"each round: no reaction (no DCQCN reaction point)%s", before, figures,
+			s->gaps ? "; packets were lost on the way in, NAKed" : "");
 }
 
 void probe_expect_rnr_forever(struct probe_result *r, uint32_t psn, unsigned naks)

@@ -32,9 +32,10 @@ int probe_ms_left(uint64_t deadline);
  * with errno. */
 int probe_link_send(struct probe_link *l, const void *buf, size_t len,
 		    const struct sockaddr_in *to, uint8_t ecn);
-/* One received datagram within timeout_ms: 1, 0 on timeout, -1 on error. */
+/* One received datagram within wait_us (0: one already there): 1, 0 on
+ * timeout, -1 on error. */
 int probe_link_recv(struct probe_link *l, uint8_t *buf, size_t cap, size_t *len,
-		    struct sockaddr_in *from, uint64_t *t_ns, uint8_t *tos, int timeout_ms);
+		    struct sockaddr_in *from, uint64_t *t_ns, uint8_t *tos, uint64_t wait_us);
 
 /* -w FILE: every recorded packet, in the order recorded (probe_pcap.c).
  * Writes to a NULL writer do nothing. */
@@ -124,10 +125,11 @@ struct probe_raw {
 	uint64_t t_ns;
 	uint8_t tos;
 };
-/* The next packet from the remote to this side's QP within timeout_ms,
- * decoded into *p but not recorded: 1, 0 on timeout, -1 on error. */
+/* The next packet from the remote to this side's QP within wait_us (0:
+ * one that has arrived), decoded into *p but not recorded: 1, 0 on
+ * timeout, -1 on error. */
 int probe_next_quiet(struct probe_ctx *c, struct probe_raw *raw, struct wire_pkt *p,
-		     int timeout_ms);
+		     uint64_t wait_us);
 /* Records a packet probe_next_quiet returned after all (evidence). */
 void probe_keep(struct probe_ctx *c, const struct probe_raw *raw);
 /* The work the remote's QP is to post (it is then the requester). */

@@ -69,9 +69,12 @@ static uint64_t realtime_ns(void)
 }
 
 int probe_link_recv(struct probe_link *l, uint8_t *buf, size_t cap, size_t *len,
-		    struct sockaddr_in *from, uint64_t *t_ns, uint8_t *tos, int timeout_ms)
+		    struct sockaddr_in *from, uint64_t *t_ns, uint8_t *tos, uint64_t wait_us)
 {
 	struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
+	/* ppoll: a pacing wait of 100 us must not round up to poll's 1 ms. */
+	const struct timespec wait = { .tv_sec = (time_t)(wait_us / 1000000u),
+				       .tv_nsec = (long)(wait_us % 1000000u) * 1000 };
 	char cbuf[256];
 	struct iovec iov = { buf, cap };
 	struct msghdr mh = {
@@ -79,7 +82,7 @@ int probe_link_recv(struct probe_link *l, uint8_t *buf, size_t cap, size_t *len,
 		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
 	};
 	ssize_t n;
-	int rc = poll(&pfd, 1, timeout_ms);
+	int rc = ppoll(&pfd, 1, &wait, NULL);
 
 	if (rc <= 0)
 		return rc < 0 && errno != EINTR ? -1 : 0;

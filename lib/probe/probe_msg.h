@@ -50,7 +50,7 @@ struct probe_mr_info {
  * `count` messages of `len` bytes from the start of its region, to the
  * probe's (made up) va and rkey for WRITE, READ and FETCH_ADD (whose len
  * is 8: the original value lands in the region's first 8 bytes). */
-#define PROBE_MAX_POSTS 8
+#define PROBE_MAX_POSTS 16
 enum probe_post_op { PROBE_POST_WRITE, PROBE_POST_SEND, PROBE_POST_READ, PROBE_POST_FETCH_ADD };
 struct probe_post {
 	enum probe_post_op op;

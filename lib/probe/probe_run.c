@@ -264,7 +264,8 @@ void probe_collect(struct probe_ctx *c, int64_t psn, int wait_ms, int settle_ms)
 		uint64_t t_ns;
 		size_t len;
 		uint8_t tos;
-		int rc = probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos, left);
+		int rc = probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos,
+					 (uint64_t)left * 1000);
 
 		if (rc <= 0)
 			continue;
@@ -297,22 +298,22 @@ void probe_check_alive(struct probe_ctx *c, uint32_t psn, int wait_ms)
 }
 
 int probe_next_quiet(struct probe_ctx *c, struct probe_raw *raw, struct wire_pkt *p,
-		     int timeout_ms)
+		     uint64_t wait_us)
 {
-	uint64_t end = probe_deadline_ms((uint64_t)timeout_ms);
-	int left;
+	uint64_t end = probe_link_now_ns() + wait_us * 1000, now;
 
-	while ((left = probe_ms_left(end)) > 0 && !(c->o->stop && *c->o->stop)) {
+	do {
 		int rc = probe_link_recv(&c->link, raw->buf, sizeof(raw->buf), &raw->len,
-					 &raw->from, &raw->t_ns, &raw->tos, left);
+					 &raw->from, &raw->t_ns, &raw->tos, wait_us);
 
 		if (rc < 0)
 			return -1;
-		if (rc == 0 || raw->from.sin_addr.s_addr != c->remote.sin_addr.s_addr ||
-		    wire_decode_bth(p, raw->buf, raw->len) != WIRE_OK || p->bth.dqpn != c->qpn)
-			continue;
-		return 1;
-	}
+		if (rc > 0 && raw->from.sin_addr.s_addr == c->remote.sin_addr.s_addr &&
+		    wire_decode_bth(p, raw->buf, raw->len) == WIRE_OK && p->bth.dqpn == c->qpn)
+			return 1;
+		now = probe_link_now_ns();
+		wait_us = now < end ? (end - now) / 1000 : 0;
+	} while (wait_us && !(c->o->stop && *c->o->stop));
 	return 0;
 }
 
@@ -343,7 +344,8 @@ int probe_next(struct probe_ctx *c, int timeout_ms)
 		size_t len;
 		uint8_t tos;
 
-		if (probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos, left) <= 0 ||
+		if (probe_link_recv(&c->link, buf, sizeof(buf), &len, &from, &t_ns, &tos,
+				    (uint64_t)left * 1000) <= 0 ||
 		    from.sin_addr.s_addr != c->remote.sin_addr.s_addr)
 			continue;
 		take(c, buf, len, t_ns, tos, &from, -1);

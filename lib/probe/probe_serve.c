@@ -83,7 +83,7 @@ static bool peer_is_client(const struct serve *s, const struct xport_qp_info *pe
 static int setup(struct serve *s, const struct probe_setup *p, json_t **reply, char *err)
 {
 	struct xport_qp_attr a = {
-		.max_send_wr = 16, .max_recv_wr = PROBE_MAX_RECVS, .mtu = p->mtu,
+		.max_send_wr = PROBE_MAX_POSTS, .max_recv_wr = PROBE_MAX_RECVS, .mtu = p->mtu,
 		.max_rd_atomic = p->rd_atomic ? p->rd_atomic : 16, .timeout = p->timeout,
 		.no_ack_timer = p->timeout == 0,
 		.retry_cnt = p->retry_cnt,

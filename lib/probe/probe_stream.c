@@ -1,33 +1,49 @@
 // SPDX-License-Identifier: MIT
 /*
  * cnp_reaction: the remote streams WRITEs too long for a test's record;
- * this side ACKs them as a responder would, sends CNPs to the remote's QP
- * for a while, and keeps each new packet's arrival time, from which
- * probe_expect_cnp_reaction reads the rate before, under and after.
+ * this side ACKs them as a responder would and, in each of a few rounds,
+ * sends the remote's QP decoy CNPs (a wrong ICRC: every stack drops them)
+ * and then real ones, keeping each new packet's arrival time, from which
+ * probe_expect_cnp_reaction reads the rates.  The decoys cost the remote
+ * and this side what the CNPs do, so a stack that slows down because it
+ * has packets to take in slows down under both; and a reaction point
+ * reacts in every round, where a stream that stalls now and then (rxe in
+ * an emulated guest) dips under the CNPs of one round by chance only.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "probe_int.h"
 
-/* The remote's stream: 8 WRITEs of 1 MiB (8192 packets at MTU 1024).
- * Its rate before, under and after CNPs sent every 100 us for 10 ms,
- * once 512 packets (or 200 ms) have set a baseline. */
-#define STREAM_MSGS 8
+/* The remote's stream: 16 WRITEs of 1 MiB (16384 packets at MTU 1024), as
+ * many as a probe --serve takes (PROBE_MAX_POSTS, PROBE_MAX_MR_BYTES).
+ * Once 512 packets (or 200 ms) have set a baseline, PROBE_CNP_ROUNDS
+ * rounds of a decoy every 100 us for 5 ms, a CNP every 100 us for 10 ms
+ * and 5 ms of neither; then 40 ms to see it recover. */
+#define STREAM_MSGS 16
 #define STREAM_BYTES (1u << 20)
 #define BASE_PKTS 512
 #define BASE_MS 200
 #define CNP_EVERY_NS 100000u
-#define CNP_PHASE_NS 10000000u
+#define DECOY_NS 5000000u
+#define CNP_NS 10000000u
+#define PAUSE_NS 5000000u
 #define RECOVERY_NS 40000000u
 #define STALL_MS 500
+
+_Static_assert(STREAM_MSGS <= PROBE_MAX_POSTS && STREAM_BYTES <= PROBE_MAX_MR_BYTES,
+	       "the stream is what a probe --serve takes");
 
 struct stream_run {
 	struct probe_stream s;
 	uint64_t *t;
 	uint32_t next, last;		/* the PSN expected next, the stream's last */
 	uint32_t since_ack;
-	uint64_t next_cnp, cnp_end;	/* 0: not yet */
+	bool started;			/* the baseline is over */
+	unsigned round;			/* the round under way */
+	bool cnp_phase;			/* its CNPs (else its decoys) */
+	uint64_t phase_from, next_cnp;	/* next_cnp 0: none due (yet, or again) */
+	uint64_t stop_at;		/* the end of the recovery window; 0: not yet */
 	struct probe_raw kept;		/* the latest data packet, kept at the end */
 };
 
@@ -70,21 +86,60 @@ static bool stream_packet(struct probe_ctx *c, struct stream_run *sr, const stru
 	return true;
 }
 
-/* CNPs every CNP_EVERY_NS in the CNP phase; the first and last recorded. */
+_Static_assert(DECOY_NS / CNP_EVERY_NS * 3 / 5 * CNP_EVERY_NS > DECOY_NS / 2 &&
+	       CNP_NS / CNP_EVERY_NS * 3 / 5 * CNP_EVERY_NS > CNP_NS / 2,
+	       "3/5 of a phase's packets span more than the half probe_expect_cnp_reaction needs");
+
+/* The decoy or CNP due at `now`, if any: in each round decoys (a wrong
+ * ICRC, unrecorded) for DECOY_NS, then CNPs for CNP_NS, the first and
+ * last recorded, then a pause.  Each phase is timed from its own first
+ * packet, so a late start (this side descheduled) does not shorten it. */
 static bool stream_cnps(struct probe_ctx *c, struct stream_run *sr, uint64_t now)
 {
-	const struct probe_req cnp = { .opcode = OP_CNP };
+	const struct probe_req cnp = { .opcode = OP_CNP }, decoy = { .opcode = OP_CNP,
+								     .corrupt_icrc = true };
+	struct probe_cnp_round *rd = &sr->s.round[sr->round];
 	bool last;
 
-	if (!sr->next_cnp || now < sr->next_cnp || now > sr->cnp_end)
+	if (!sr->next_cnp || now < sr->next_cnp)
 		return true;
-	last = now + CNP_EVERY_NS > sr->cnp_end;
-	if (!sr->s.cnps || last ? !probe_send(c, &cnp) : !probe_send_quiet(c, &cnp))
+	if (!sr->phase_from) {
+		sr->phase_from = now;
+		sr->s.rounds = sr->round + 1;
+	}
+	sr->next_cnp = now + CNP_EVERY_NS;
+	/* A phase lasts its time and at least 3/5 of its packets: this side,
+	 * descheduled for a while, makes up for it. */
+	if (!sr->cnp_phase && (now - sr->phase_from < DECOY_NS ||
+			       rd->decoys < DECOY_NS / CNP_EVERY_NS * 3 / 5)) {
+		if (!probe_send_quiet(c, &decoy))
+			return false;
+		if (!rd->decoys++)
+			rd->decoy_from_ns = now;
+		rd->decoy_to_ns = now;
+		return true;
+	}
+	if (!sr->cnp_phase) {
+		sr->cnp_phase = true;
+		sr->phase_from = now;
+	}
+	last = now + CNP_EVERY_NS >= sr->phase_from + CNP_NS &&
+	       rd->cnps + 1 >= CNP_NS / CNP_EVERY_NS * 3 / 5;
+	if (!rd->cnps || last ? !probe_send(c, &cnp) : !probe_send_quiet(c, &cnp))
 		return false;
-	if (!sr->s.cnps++)
-		sr->s.cnp_from_ns = now;
-	sr->s.cnp_to_ns = now;
-	sr->next_cnp = last ? 0 : now + CNP_EVERY_NS;
+	if (!rd->cnps++)
+		rd->cnp_from_ns = now;
+	rd->cnp_to_ns = now;
+	if (last) {	/* on to the next round after a pause, or to the end */
+		sr->cnp_phase = false;
+		sr->phase_from = 0;
+		if (++sr->round < PROBE_CNP_ROUNDS) {
+			sr->next_cnp = now + PAUSE_NS;
+		} else {
+			sr->next_cnp = 0;
+			sr->stop_at = now + RECOVERY_NS;
+		}
+	}
 	return true;
 }
 
@@ -92,30 +147,40 @@ static bool stream_cnps(struct probe_ctx *c, struct stream_run *sr, uint64_t now
  * the recovery window has passed: 0, or -1 (the result says why). */
 static int stream_follow(struct probe_ctx *c, struct stream_run *sr)
 {
-	uint64_t quit = probe_deadline_ms((uint64_t)probe_quiet_limit_ms(c)), stop_at = 0;
+	uint64_t quit = probe_deadline_ms((uint64_t)probe_quiet_limit_ms(c));
 	struct probe_raw raw;
-	unsigned idle_ms = 0;
+	uint64_t last_rx = probe_link_now_ns();
 
 	while (probe_ms_left(quit) > 0 && !(c->o->stop && *c->o->stop)) {
 		struct wire_pkt p;
-		int got = probe_next_quiet(c, &raw, &p, 1);
-		uint64_t now = probe_link_now_ns();
+		/* Wait no longer than the next decoy or CNP is due: one late by
+		 * a whole 1 ms wait (a stream slowed to a trickle brings no
+		 * packet to wake on) lets a reaction point recover between
+		 * CNPs.  Sleeping, not spinning: a spinning probe shares a CPU
+		 * with the remote's (an emulated guest's) and is descheduled
+		 * for milliseconds. */
+		uint64_t now = probe_link_now_ns(), wait_us = 1000;
+		int got;
+
+		if (sr->next_cnp)
+			wait_us = sr->next_cnp > now ? (sr->next_cnp - now) / 1000 : 0;
+		got = probe_next_quiet(c, &raw, &p, wait_us);
+		now = probe_link_now_ns();
 
 		if (got < 0)
 			break;
-		if (got == 0 && ++idle_ms >= STALL_MS)
-			break;
 		if (got > 0) {
-			idle_ms = 0;
+			last_rx = now;
 			if (is_write_data(p.bth.opcode) && !stream_packet(c, sr, &p, &raw))
 				return -1;
+		} else if (now - last_rx >= STALL_MS * 1000000ull) {
+			break;
 		}
 		/* The baseline ends at BASE_PKTS packets or BASE_MS after the first. */
-		if (!sr->cnp_end && sr->s.n &&
+		if (!sr->started && sr->s.n &&
 		    (sr->s.n >= BASE_PKTS || now >= sr->t[0] + BASE_MS * 1000000ull)) {
+			sr->started = true;
 			sr->next_cnp = now;
-			sr->cnp_end = now + CNP_PHASE_NS;
-			stop_at = sr->cnp_end + RECOVERY_NS;
 		}
 		if (!stream_cnps(c, sr, now))
 			return -1;
@@ -123,7 +188,7 @@ static int stream_follow(struct probe_ctx *c, struct stream_run *sr)
 			sr->s.complete = true;
 			break;
 		}
-		if (stop_at && now >= stop_at)
+		if (sr->stop_at && now >= sr->stop_at)
 			break;
 	}
 	return 0;

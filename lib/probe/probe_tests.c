@@ -837,7 +837,7 @@ static const struct probe_test tests[] = {
 	{ "implied_nak", "requester", "IBTA ch. 9, implied NAK",
 	  "an ACK past an unanswered READ: READ resent at once", implied_nak, NULL, 0 },
 	{ "cnp_reaction", "requester", "IBTA Annex A17 (RoCEv2 CNP); DCQCN",
-	  "its rate falls under CNPs, and recovers", probe_cnp_reaction, NULL, 0 },
+	  "its rate falls under CNPs, not decoys, and recovers", probe_cnp_reaction, NULL, 0 },
 	{ "ect_data", "packets", "IBTA Annex A17 (RoCEv2 ECN)",
 	  "ECT on every data packet", ect_data, NULL, 0 },
 	{ "ipv4_header", "packets", "IBTA Annex A17 (IPv4 encapsulation); RFC 6864",

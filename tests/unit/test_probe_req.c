@@ -9,17 +9,43 @@
 #include "probe_fx.h"
 #include "unit.h"
 
-/* A stream: a packet every `gap_us` before `from_us`, every `slow_us` from
- * there to `to_us`, every `gap_us` after, up to `end_us`; CNPs from..to. */
-static unsigned make_stream(uint64_t *t, unsigned cap, unsigned gap_us, unsigned slow_us,
-			    unsigned from_us, unsigned to_us, unsigned end_us)
+/* The rounds as probe_stream.c lays them out, from 10 ms into a stream
+ * that starts at 1 s: decoys for 5 ms, CNPs for 10 ms, 5 ms of neither. */
+#define ROUND_US(k) (10000u + 20000u * (k))
+
+static uint64_t at_us(uint64_t us)
+{
+	return (1000000ull + us) * 1000;
+}
+
+static void set_rounds(struct probe_stream *st)
+{
+	st->rounds = PROBE_CNP_ROUNDS;
+	for (unsigned k = 0; k < PROBE_CNP_ROUNDS; k++)
+		st->round[k] = (struct probe_cnp_round){
+			.decoy_from_ns = at_us(ROUND_US(k)), .decoy_to_ns = at_us(ROUND_US(k) + 4900),
+			.decoys = 50, .cnp_from_ns = at_us(ROUND_US(k) + 5000),
+			.cnp_to_ns = at_us(ROUND_US(k) + 14900), .cnps = 100 };
+}
+
+/* A packet every `gap_us`; under round k's decoys every `decoy_us[k]`,
+ * under its CNPs every `cnp_us[k]`; up to `end_us`. */
+static unsigned make_stream(uint64_t *t, unsigned cap, unsigned gap_us, const unsigned decoy_us[3],
+			    const unsigned cnp_us[3], unsigned end_us)
 {
 	unsigned n = 0;
 
 	for (unsigned i = 0, us = 0; i < cap && us <= end_us; i++) {
-		t[i] = (1000000ull + us) * 1000;
+		unsigned step = gap_us;
+
+		t[i] = at_us(us);
 		n = i + 1;
-		us += us >= from_us && us < to_us ? slow_us : gap_us;
+		for (unsigned k = 0; k < PROBE_CNP_ROUNDS; k++)
+			if (us >= ROUND_US(k) && us < ROUND_US(k) + 5000)
+				step = decoy_us[k];
+			else if (us >= ROUND_US(k) + 5000 && us < ROUND_US(k) + 15000)
+				step = cnp_us[k];
+		us += step;
 	}
 	return n;
 }
@@ -30,7 +56,7 @@ static unsigned stall(uint64_t *t, unsigned n, unsigned from_us, unsigned to_us)
 	unsigned k = 0;
 
 	for (unsigned i = 0; i < n; i++)
-		if (t[i] < (1000000ull + from_us) * 1000 || t[i] >= (1000000ull + to_us) * 1000)
+		if (t[i] < at_us(from_us) || t[i] >= at_us(to_us))
 			t[k++] = t[i];
 	return k;
 }
@@ -38,57 +64,75 @@ static unsigned stall(uint64_t *t, unsigned n, unsigned from_us, unsigned to_us)
 static void test_cnp_reaction(struct unit *u)
 {
 	static uint64_t t[20000];
+	static const unsigned even[3] = { 10, 10, 10 }, slow[3] = { 100, 100, 100 },
+			      slow_once[3] = { 100, 10, 10 }, slow_later[3] = { 10, 100, 100 };
 	struct probe_result r = fresh();
-	struct probe_stream st = { .t_ns = t, .pkt_bytes = 1024, .cnps = 50,
-				   .cnp_from_ns = (1000000ull + 20000) * 1000,
-				   .cnp_to_ns = (1000000ull + 30000) * 1000 };
+	struct probe_stream st = { .t_ns = t, .pkt_bytes = 1024 };
 
-	/* 10 us a packet (0.82 Gb/s), 100 us under the CNPs, back after. */
-	st.n = make_stream(t, 20000, 10, 100, 20000, 30000, 70000);
-	probe_expect_cnp_reaction(&r, &st);
-	CHECK_EQ(u, r.verdict, PROBE_PASS);
-	CHECK_HAS(u, r.observed, "rate fell from 0.8");
-	CHECK_HAS(u, r.observed, "to 0.08");
-	CHECK_HAS(u, r.observed, "0.8");
+	/* 10 us a packet (0.82 Gb/s) throughout but where a case says. */
+	static const struct {
+		const char *why;
+		const unsigned *decoy_us, *cnp_us;
+		unsigned end_us;
+		enum probe_verdict verdict;
+		const char *says;
+	} cases[] = {
+		{ "100 us under every round's CNPs, back after: a reaction point",
+		  even, slow, 100000, PROBE_PASS, "rate fell from 0.819 Gb/s to 0.08" },
+		{ "the same, the recovery window's rate named",
+		  even, slow, 100000, PROBE_PASS, "300 CNPs in all; 0.8" },
+		{ "no change under the CNPs", even, even, 100000, PROBE_NOT_IMPL, "no reaction" },
+		{ "as slow under the decoys as under the CNPs, every round: taking packets in "
+		  "slowed it, the CNPs did not (the first round's decoys tell)",
+		  slow, slow, 100000, PROBE_NOT_IMPL, "down in 2 of 3 rounds only" },
+		{ "a reaction point still recovering under the later rounds' decoys",
+		  slow_later, slow, 100000, PROBE_PASS, "rate fell from" },
+		{ "down under the first round's CNPs only (an emulated host's stall then): a "
+		  "reaction point reacts every time",
+		  even, slow_once, 100000, PROBE_NOT_IMPL, "down in 1 of 3 rounds only" },
+		{ "the stream ended before the recovery window: still a reaction",
+		  even, slow, 70000, PROBE_PASS, "ended before a recovery" },
+	};
 
-	/* No change under the CNPs. */
-	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 70000);
+	set_rounds(&st);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		st.n = make_stream(t, 20000, 10, cases[i].decoy_us, cases[i].cnp_us, cases[i].end_us);
+		probe_expect_cnp_reaction(&r, &st);
+		CHECK_EQ(u, r.verdict, cases[i].verdict);
+		CHECK_HAS(u, r.observed, cases[i].says);
+		if (r.verdict != cases[i].verdict)
+			printf("#   case: %s\n", cases[i].why);
+	}
+
+	/* A 2 ms stall in the second half of each round's CNPs, full rate
+	 * around it: the average there falls to 0.6x, but a quarter ran at
+	 * full rate, so it was the stream, not a reaction. */
+	st.n = make_stream(t, 20000, 10, even, even, 100000);
+	for (unsigned k = 0; k < PROBE_CNP_ROUNDS; k++)
+		st.n = stall(t, st.n, ROUND_US(k) + 10500, ROUND_US(k) + 12500);
 	probe_expect_cnp_reaction(&r, &st);
 	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
 	CHECK_HAS(u, r.observed, "no reaction");
 
-	/* A fall to 0.7x, but the stream stalled for 2.5 ms before any CNP
-	 * (an emulated host): no deeper than its own swings, no reaction. */
-	st.n = stall(t, make_stream(t, 20000, 10, 16, 20000, 30000, 70000), 5000, 7500);
-	probe_expect_cnp_reaction(&r, &st);
-	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
-	CHECK_HAS(u, r.observed, "no reaction beyond its own swings");
-	/* The same fall with no stall before it: a reaction. */
-	st.n = make_stream(t, 20000, 10, 16, 20000, 30000, 70000);
-	probe_expect_cnp_reaction(&r, &st);
-	CHECK_EQ(u, r.verdict, PROBE_PASS);
-
-	/* A 2 ms stall in the second half of the CNPs, full rate around it:
-	 * the average there falls to 0.6x, but a quarter of it ran at full
-	 * rate, so it was the stream, not a reaction. */
-	st.n = stall(t, make_stream(t, 20000, 10, 10, 20000, 30000, 70000), 25500, 27500);
-	probe_expect_cnp_reaction(&r, &st);
-	CHECK_EQ(u, r.verdict, PROBE_NOT_IMPL);
-	CHECK_HAS(u, r.observed, "a stall, not a reaction");
-
-	/* This side fell behind and sent one CNP: no phase to judge a rate
-	 * in (it read as a fall to 0 before). */
-	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 70000);
-	st.cnps = 1;
-	st.cnp_to_ns = st.cnp_from_ns;
+	/* This side fell behind and sent round 3 one CNP: no phase to judge a
+	 * rate in. */
+	st.n = make_stream(t, 20000, 10, even, even, 100000);
+	st.round[2].cnps = 1;
+	st.round[2].cnp_to_ns = st.round[2].cnp_from_ns;
 	probe_expect_cnp_reaction(&r, &st);
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
-	CHECK_HAS(u, r.observed, "too short to measure");
-	st.cnps = 50;
-	st.cnp_to_ns = (1000000ull + 30000) * 1000;
+	CHECK_HAS(u, r.observed, "round 3: 50 decoys went over 4.9 ms and 1 CNPs");
+	set_rounds(&st);
+
+	/* Two rounds began only (the stream stalled for good). */
+	st.rounds = 2;
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "2 of 3 rounds");
+	set_rounds(&st);
 
 	/* The stream ended before the CNPs did: nothing to judge. */
-	st.n = make_stream(t, 20000, 10, 10, 20000, 30000, 25000);
+	st.n = make_stream(t, 20000, 10, even, even, 45000);
 	st.complete = true;
 	probe_expect_cnp_reaction(&r, &st);
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
