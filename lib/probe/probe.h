@@ -303,15 +303,16 @@ struct probe_stream {
 	uint32_t pkt_bytes;		/* payload a packet: the path MTU */
 	struct probe_cnp_round round[PROBE_CNP_ROUNDS];
 	unsigned rounds;		/* rounds begun */
+	bool rounds_done;		/* the last round's last CNP went */
 	bool complete;			/* every packet of the stream arrived */
 	unsigned gaps;			/* PSN gaps NAKed (packets lost on the way in) */
 };
-/* Its data rate before the first round, and in each round in the second
- * half of the decoys and the second half of the CNPs: a round shows a
- * reaction when the rate under its CNPs is 3/4 or less of the rate before
- * in every quarter of that half (a stall is not a reaction), and in the
- * first round 3/4 or less of the rate under its decoys too (taking
- * packets in is no reaction).
+/* Its data rate before the first round, and in each round under the
+ * decoys and in the second half of the CNPs: a round shows a
+ * reaction when the rate under its CNPs is 3/4 or less, in every quarter
+ * of that half (a stall is not a reaction), of the rate before or under
+ * the first round's decoys, whichever is lower (taking packets in, or
+ * slowing down on its own, is no reaction).
  * A reaction in every round passes (with the figures, and the rate 10 to
  * 30 ms after the last CNP); in none, or in some only (a stream's own
  * dips), is "not implemented" (no DCQCN reaction point).  A round whose

@@ -5,6 +5,7 @@
  * requires, judged from this side's packet times.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -523,16 +524,22 @@ void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream
 	const uint64_t settle = 10000000u, window = 20000000u;	/* 10 ms, 20 ms */
 	const uint64_t min_decoys = 2500000u, min_cnps = 5000000u;	/* half the phases */
 	const struct probe_cnp_round *first = &s->round[0], *end = &s->round[PROBE_CNP_ROUNDS - 1];
-	double before, after = -1;
+	double before, reference, after = -1;
 	unsigned reacted = 0, cnps = 0;
 	char figures[96] = "";
 	size_t used = 0;
 	uint64_t last;
 
 	cite_all(r);
-	if (s->n < 16 || s->rounds < PROBE_CNP_ROUNDS) {
-		pa_verdict(r, PROBE_FAIL, "the remote's stream gave %u packets and %u of %u rounds of "
-			"CNPs began: too little to measure a rate", s->n, s->rounds, PROBE_CNP_ROUNDS);
+	if (!s->rounds_done || s->n < 16) {
+		char when[40] = "before the first round";
+
+		if (s->rounds_done)
+			snprintf(when, sizeof(when), "after the rounds");
+		else if (s->rounds)
+			snprintf(when, sizeof(when), "in round %u of %u", s->rounds, PROBE_CNP_ROUNDS);
+		pa_verdict(r, PROBE_FAIL, "the remote's stream %s after %u packets, %s: too little to "
+			"measure a rate", s->complete ? "ended" : "stopped", s->n, when);
 		return;
 	}
 	for (unsigned k = 0; k < PROBE_CNP_ROUNDS; k++) {
@@ -558,22 +565,31 @@ void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream
 		return;
 	}
 	before = stream_gbps(s, s->t_ns[0], first->decoy_from_ns);
+	if (before <= 0) {
+		pa_verdict(r, PROBE_FAIL, "the remote's stream had no rate before the decoys (%u "
+			"packets in all): nothing to compare", s->n);
+		return;
+	}
+	/* What a round's rate is held to: the rate before, or under the first
+	 * round's decoys if lower (a stream that slowed down on its own after
+	 * the baseline is not reacting). */
+	reference = fmin(before, stream_gbps(s, first->decoy_from_ns, first->decoy_to_ns));
 	if (last >= end->cnp_to_ns + settle + window)
 		after = stream_gbps(s, end->cnp_to_ns + settle, end->cnp_to_ns + settle + window);
 	/* A round shows a reaction when the rate is down under its CNPs from
-	 * before, in every quarter of the second half (a reaction point
-	 * holds the rate down while CNPs keep coming, a stall drags an
-	 * average down for a part of the time only), and in the first round
-	 * from under its decoys too (taking packets in is no reaction; later
-	 * rounds' decoys may find a reaction point still recovering). */
+	 * the reference in every quarter of the second half: a reaction
+	 * point holds the rate down while CNPs keep coming, a stall drags an
+	 * average down for a part of the time only.  Later rounds' decoys may
+	 * find a reaction point still recovering, so only the first round's
+	 * count (taking packets in is no reaction). */
 	for (unsigned k = 0; k < PROBE_CNP_ROUNDS; k++) {
 		const struct probe_cnp_round *rd = &s->round[k];
 		uint64_t mid = rd->cnp_from_ns + (rd->cnp_to_ns - rd->cnp_from_ns) / 2;
-		double decoyed = second_half_gbps(s, rd->decoy_from_ns, rd->decoy_to_ns);
+		double decoyed = stream_gbps(s, rd->decoy_from_ns, rd->decoy_to_ns);
 		double under = second_half_gbps(s, rd->cnp_from_ns, rd->cnp_to_ns);
 
-		reacted += under <= 0.75 * before && (k || under <= 0.75 * decoyed) &&
-			   fastest_part(s, mid, rd->cnp_to_ns, 4) <= 0.75 * before;
+		reacted += under <= 0.75 * reference &&
+			   fastest_part(s, mid, rd->cnp_to_ns, 4) <= 0.75 * reference;
 		if (used < sizeof(figures))
 			used += (size_t)snprintf(figures + used, sizeof(figures) - used,
 						 "%s%.3f (%.3f)", k ? ", " : "", under, decoyed);

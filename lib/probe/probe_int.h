@@ -22,10 +22,11 @@ struct probe_link {
 int probe_link_open(struct probe_link *l, const char *addr, char *err);
 void probe_link_close(struct probe_link *l);
 /* The clock of the record's times (the kernel's receive timestamps are
- * CLOCK_REALTIME); deadlines run on CLOCK_MONOTONIC instead, so that a
- * clock step cannot stretch or cut a wait: a deadline ms from now, and
- * what is left of one (0 once passed). */
+ * CLOCK_REALTIME); deadlines and waits run on CLOCK_MONOTONIC instead, so
+ * that a clock step cannot stretch or cut a wait: its microseconds, a
+ * deadline ms from now, and what is left of one (0 once passed). */
 uint64_t probe_link_now_ns(void);
+uint64_t probe_mono_us(void);
 uint64_t probe_deadline_ms(uint64_t ms);
 int probe_ms_left(uint64_t deadline);
 /* One datagram to `to` with these ECN bits (the DSCP is 0): 0, or -1

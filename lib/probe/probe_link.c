@@ -139,6 +139,14 @@ uint64_t probe_link_now_ns(void)
 	return realtime_ns();
 }
 
+uint64_t probe_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 uint64_t probe_deadline_ms(uint64_t ms)
 {
 	struct timespec ts;

@@ -49,8 +49,10 @@ struct probe_mr_info {
 /* Work the remote's QP is to post, as the requester a test examines:
  * `count` messages of `len` bytes from the start of its region, to the
  * probe's (made up) va and rkey for WRITE, READ and FETCH_ADD (whose len
- * is 8: the original value lands in the region's first 8 bytes). */
-#define PROBE_MAX_POSTS 16
+ * is 8: the original value lands in the region's first 8 bytes).  64
+ * WRITEs of 1 MiB: cnp_reaction's stream, long enough for its rounds at
+ * the rates a probe takes in. */
+#define PROBE_MAX_POSTS 64
 enum probe_post_op { PROBE_POST_WRITE, PROBE_POST_SEND, PROBE_POST_READ, PROBE_POST_FETCH_ADD };
 struct probe_post {
 	enum probe_post_op op;

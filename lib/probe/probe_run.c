@@ -300,7 +300,7 @@ void probe_check_alive(struct probe_ctx *c, uint32_t psn, int wait_ms)
 int probe_next_quiet(struct probe_ctx *c, struct probe_raw *raw, struct wire_pkt *p,
 		     uint64_t wait_us)
 {
-	uint64_t end = probe_link_now_ns() + wait_us * 1000, now;
+	uint64_t end = probe_mono_us() + wait_us, now;
 
 	do {
 		int rc = probe_link_recv(&c->link, raw->buf, sizeof(raw->buf), &raw->len,
@@ -311,8 +311,8 @@ int probe_next_quiet(struct probe_ctx *c, struct probe_raw *raw, struct wire_pkt
 		if (rc > 0 && raw->from.sin_addr.s_addr == c->remote.sin_addr.s_addr &&
 		    wire_decode_bth(p, raw->buf, raw->len) == WIRE_OK && p->bth.dqpn == c->qpn)
 			return 1;
-		now = probe_link_now_ns();
-		wait_us = now < end ? (end - now) / 1000 : 0;
+		now = probe_mono_us();
+		wait_us = now < end ? end - now : 0;
 	} while (wait_us && !(c->o->stop && *c->o->stop));
 	return 0;
 }

@@ -5,7 +5,8 @@
  * the receives it wants posted), connected to the probe's QP, while this
  * loop drives the engine and collects completions.  A client can make it
  * allocate at most PROBE_MAX_MR_BYTES plus PROBE_MAX_RECVS receives of
- * PROBE_MAX_RECV_BYTES, and one QP: the same bounds whatever it sends.
+ * PROBE_MAX_RECV_BYTES, and one QP (a send queue of PROBE_MAX_POSTS): the
+ * same bounds whatever it sends.
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -112,7 +113,7 @@ static int setup(struct serve *s, const struct probe_setup *p, json_t **reply, c
 				   XPORT_ACCESS_LOCAL_WRITE | p->access, err)) ||
 	    !(q->rmr = xport_reg_mr(s->dev, q->rbuf, (size_t)p->recvs * p->recv_bytes + 1,
 				    XPORT_ACCESS_LOCAL_WRITE, err)) ||
-	    !(q->cq = xport_create_cq(s->dev, 64, err)) ||
+	    !(q->cq = xport_create_cq(s->dev, PROBE_MAX_POSTS + PROBE_MAX_RECVS, err)) ||
 	    !(q->qp = xport_create_qp(s->dev, q->cq, q->cq, &a, err)))
 		return -1;
 	for (unsigned i = 0; i < p->recvs; i++) {

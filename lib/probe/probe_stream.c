@@ -15,20 +15,21 @@
 
 #include "probe_int.h"
 
-/* The remote's stream: 16 WRITEs of 1 MiB (16384 packets at MTU 1024), as
- * many as a probe --serve takes (PROBE_MAX_POSTS, PROBE_MAX_MR_BYTES).
+/* The remote's stream: 64 WRITEs of 1 MiB (65536 packets at MTU 1024), as
+ * many as a probe --serve takes (PROBE_MAX_POSTS, PROBE_MAX_MR_BYTES):
+ * long enough for the rounds at the 2-4 Gb/s this side takes in.
  * Once 512 packets (or 200 ms) have set a baseline, PROBE_CNP_ROUNDS
  * rounds of a decoy every 100 us for 5 ms, a CNP every 100 us for 10 ms
  * and 5 ms of neither; then 40 ms to see it recover. */
-#define STREAM_MSGS 16
+#define STREAM_MSGS 64
 #define STREAM_BYTES (1u << 20)
 #define BASE_PKTS 512
 #define BASE_MS 200
-#define CNP_EVERY_NS 100000u
-#define DECOY_NS 5000000u
-#define CNP_NS 10000000u
-#define PAUSE_NS 5000000u
-#define RECOVERY_NS 40000000u
+#define CNP_EVERY_US 100u
+#define DECOY_US 5000u
+#define CNP_US 10000u
+#define PAUSE_US 5000u
+#define RECOVERY_US 40000u
 #define STALL_MS 500
 
 _Static_assert(STREAM_MSGS <= PROBE_MAX_POSTS && STREAM_BYTES <= PROBE_MAX_MR_BYTES,
@@ -42,8 +43,9 @@ struct stream_run {
 	bool started;			/* the baseline is over */
 	unsigned round;			/* the round under way */
 	bool cnp_phase;			/* its CNPs (else its decoys) */
-	uint64_t phase_from, next_cnp;	/* next_cnp 0: none due (yet, or again) */
-	uint64_t stop_at;		/* the end of the recovery window; 0: not yet */
+	/* CLOCK_MONOTONIC us: the phase's start, when the next decoy or CNP
+	 * is due (0: none, yet or again), the end of the recovery window. */
+	uint64_t phase_from_us, next_us, stop_us;
 	struct probe_raw kept;		/* the latest data packet, kept at the end */
 };
 
@@ -86,58 +88,63 @@ static bool stream_packet(struct probe_ctx *c, struct stream_run *sr, const stru
 	return true;
 }
 
-_Static_assert(DECOY_NS / CNP_EVERY_NS * 3 / 5 * CNP_EVERY_NS > DECOY_NS / 2 &&
-	       CNP_NS / CNP_EVERY_NS * 3 / 5 * CNP_EVERY_NS > CNP_NS / 2,
+_Static_assert((DECOY_US / CNP_EVERY_US * 3 / 5 - 1) * CNP_EVERY_US > DECOY_US / 2 &&
+	       (CNP_US / CNP_EVERY_US * 3 / 5 - 1) * CNP_EVERY_US > CNP_US / 2,
 	       "3/5 of a phase's packets span more than the half probe_expect_cnp_reaction needs");
 
-/* The decoy or CNP due at `now`, if any: in each round decoys (a wrong
- * ICRC, unrecorded) for DECOY_NS, then CNPs for CNP_NS, the first and
- * last recorded, then a pause.  Each phase is timed from its own first
- * packet, so a late start (this side descheduled) does not shorten it. */
-static bool stream_cnps(struct probe_ctx *c, struct stream_run *sr, uint64_t now)
+/* The decoy or CNP due now, if any: in each round decoys (a wrong ICRC,
+ * unrecorded) for DECOY_US, then CNPs for CNP_US, the first and last
+ * recorded, then a pause.  Each phase is timed from its own first packet,
+ * so a late start (this side descheduled) does not shorten it.  The
+ * schedule runs on mono_us (CLOCK_MONOTONIC: no clock step stops or
+ * stretches it); what is recorded, on now_ns, the packets' clock. */
+static bool stream_cnps(struct probe_ctx *c, struct stream_run *sr, uint64_t now_ns,
+			uint64_t mono_us)
 {
 	const struct probe_req cnp = { .opcode = OP_CNP }, decoy = { .opcode = OP_CNP,
 								     .corrupt_icrc = true };
-	struct probe_cnp_round *rd = &sr->s.round[sr->round];
+	struct probe_cnp_round *rd;
 	bool last;
 
-	if (!sr->next_cnp || now < sr->next_cnp)
+	if (!sr->next_us || mono_us < sr->next_us)
 		return true;
-	if (!sr->phase_from) {
-		sr->phase_from = now;
+	rd = &sr->s.round[sr->round];
+	if (!sr->phase_from_us) {
+		sr->phase_from_us = mono_us;
 		sr->s.rounds = sr->round + 1;
 	}
-	sr->next_cnp = now + CNP_EVERY_NS;
+	sr->next_us = mono_us + CNP_EVERY_US;
 	/* A phase lasts its time and at least 3/5 of its packets: this side,
 	 * descheduled for a while, makes up for it. */
-	if (!sr->cnp_phase && (now - sr->phase_from < DECOY_NS ||
-			       rd->decoys < DECOY_NS / CNP_EVERY_NS * 3 / 5)) {
+	if (!sr->cnp_phase && (mono_us - sr->phase_from_us < DECOY_US ||
+			       rd->decoys < DECOY_US / CNP_EVERY_US * 3 / 5)) {
 		if (!probe_send_quiet(c, &decoy))
 			return false;
 		if (!rd->decoys++)
-			rd->decoy_from_ns = now;
-		rd->decoy_to_ns = now;
+			rd->decoy_from_ns = now_ns;
+		rd->decoy_to_ns = now_ns;
 		return true;
 	}
 	if (!sr->cnp_phase) {
 		sr->cnp_phase = true;
-		sr->phase_from = now;
+		sr->phase_from_us = mono_us;
 	}
-	last = now + CNP_EVERY_NS >= sr->phase_from + CNP_NS &&
-	       rd->cnps + 1 >= CNP_NS / CNP_EVERY_NS * 3 / 5;
+	last = mono_us + CNP_EVERY_US >= sr->phase_from_us + CNP_US &&
+	       rd->cnps + 1 >= CNP_US / CNP_EVERY_US * 3 / 5;
 	if (!rd->cnps || last ? !probe_send(c, &cnp) : !probe_send_quiet(c, &cnp))
 		return false;
 	if (!rd->cnps++)
-		rd->cnp_from_ns = now;
-	rd->cnp_to_ns = now;
+		rd->cnp_from_ns = now_ns;
+	rd->cnp_to_ns = now_ns;
 	if (last) {	/* on to the next round after a pause, or to the end */
 		sr->cnp_phase = false;
-		sr->phase_from = 0;
+		sr->phase_from_us = 0;
 		if (++sr->round < PROBE_CNP_ROUNDS) {
-			sr->next_cnp = now + PAUSE_NS;
+			sr->next_us = mono_us + PAUSE_US;
 		} else {
-			sr->next_cnp = 0;
-			sr->stop_at = now + RECOVERY_NS;
+			sr->next_us = 0;
+			sr->s.rounds_done = true;
+			sr->stop_us = mono_us + RECOVERY_US;
 		}
 	}
 	return true;
@@ -148,8 +155,8 @@ static bool stream_cnps(struct probe_ctx *c, struct stream_run *sr, uint64_t now
 static int stream_follow(struct probe_ctx *c, struct stream_run *sr)
 {
 	uint64_t quit = probe_deadline_ms((uint64_t)probe_quiet_limit_ms(c));
+	uint64_t last_rx_us = probe_mono_us();
 	struct probe_raw raw;
-	uint64_t last_rx = probe_link_now_ns();
 
 	while (probe_ms_left(quit) > 0 && !(c->o->stop && *c->o->stop)) {
 		struct wire_pkt p;
@@ -159,36 +166,36 @@ static int stream_follow(struct probe_ctx *c, struct stream_run *sr)
 		 * CNPs.  Sleeping, not spinning: a spinning probe shares a CPU
 		 * with the remote's (an emulated guest's) and is descheduled
 		 * for milliseconds. */
-		uint64_t now = probe_link_now_ns(), wait_us = 1000;
+		uint64_t mono_us = probe_mono_us(), wait_us = 1000, now_ns;
 		int got;
 
-		if (sr->next_cnp)
-			wait_us = sr->next_cnp > now ? (sr->next_cnp - now) / 1000 : 0;
+		if (sr->next_us && sr->next_us < mono_us + wait_us)
+			wait_us = sr->next_us > mono_us ? sr->next_us - mono_us : 0;
 		got = probe_next_quiet(c, &raw, &p, wait_us);
-		now = probe_link_now_ns();
-
+		now_ns = probe_link_now_ns();
+		mono_us = probe_mono_us();
 		if (got < 0)
 			break;
 		if (got > 0) {
-			last_rx = now;
+			last_rx_us = mono_us;
 			if (is_write_data(p.bth.opcode) && !stream_packet(c, sr, &p, &raw))
 				return -1;
-		} else if (now - last_rx >= STALL_MS * 1000000ull) {
+		} else if (mono_us - last_rx_us >= STALL_MS * 1000u) {
 			break;
 		}
 		/* The baseline ends at BASE_PKTS packets or BASE_MS after the first. */
 		if (!sr->started && sr->s.n &&
-		    (sr->s.n >= BASE_PKTS || now >= sr->t[0] + BASE_MS * 1000000ull)) {
+		    (sr->s.n >= BASE_PKTS || now_ns >= sr->t[0] + BASE_MS * 1000000ull)) {
 			sr->started = true;
-			sr->next_cnp = now;
+			sr->next_us = mono_us;
 		}
-		if (!stream_cnps(c, sr, now))
+		if (!stream_cnps(c, sr, now_ns, mono_us))
 			return -1;
 		if (sr->s.n && wire_psn_diff(sr->next, sr->last) > 0) {
 			sr->s.complete = true;
 			break;
 		}
-		if (sr->stop_at && now >= sr->stop_at)
+		if (sr->stop_us && mono_us >= sr->stop_us)
 			break;
 	}
 	return 0;

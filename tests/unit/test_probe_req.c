@@ -21,6 +21,8 @@ static uint64_t at_us(uint64_t us)
 static void set_rounds(struct probe_stream *st)
 {
 	st->rounds = PROBE_CNP_ROUNDS;
+	st->rounds_done = true;
+	st->complete = false;
 	for (unsigned k = 0; k < PROBE_CNP_ROUNDS; k++)
 		st->round[k] = (struct probe_cnp_round){
 			.decoy_from_ns = at_us(ROUND_US(k)), .decoy_to_ns = at_us(ROUND_US(k) + 4900),
@@ -65,7 +67,8 @@ static void test_cnp_reaction(struct unit *u)
 {
 	static uint64_t t[20000];
 	static const unsigned even[3] = { 10, 10, 10 }, slow[3] = { 100, 100, 100 },
-			      slow_once[3] = { 100, 10, 10 }, slow_later[3] = { 10, 100, 100 };
+			      slow_once[3] = { 100, 10, 10 }, slow_later[3] = { 10, 100, 100 },
+			      half[3] = { 20, 20, 20 };
 	struct probe_result r = fresh();
 	struct probe_stream st = { .t_ns = t, .pkt_bytes = 1024 };
 
@@ -84,12 +87,15 @@ static void test_cnp_reaction(struct unit *u)
 		{ "no change under the CNPs", even, even, 100000, PROBE_NOT_IMPL, "no reaction" },
 		{ "as slow under the decoys as under the CNPs, every round: taking packets in "
 		  "slowed it, the CNPs did not (the first round's decoys tell)",
-		  slow, slow, 100000, PROBE_NOT_IMPL, "down in 2 of 3 rounds only" },
+		  slow, slow, 100000, PROBE_NOT_IMPL, "no reaction" },
 		{ "a reaction point still recovering under the later rounds' decoys",
 		  slow_later, slow, 100000, PROBE_PASS, "rate fell from" },
 		{ "down under the first round's CNPs only (an emulated host's stall then): a "
 		  "reaction point reacts every time",
 		  even, slow_once, 100000, PROBE_NOT_IMPL, "down in 1 of 3 rounds only" },
+		{ "half the rate from the first decoys on, CNPs or not: a stream that slowed "
+		  "down on its own after the baseline",
+		  half, half, 100000, PROBE_NOT_IMPL, "no reaction" },
 		{ "the stream ended before the recovery window: still a reaction",
 		  even, slow, 70000, PROBE_PASS, "ended before a recovery" },
 	};
@@ -124,19 +130,34 @@ static void test_cnp_reaction(struct unit *u)
 	CHECK_HAS(u, r.observed, "round 3: 50 decoys went over 4.9 ms and 1 CNPs");
 	set_rounds(&st);
 
-	/* Two rounds began only (the stream stalled for good). */
+	/* The stream stopped in round 2 (it stalled for good), or was over in
+	 * round 3 (a sender faster than the stream is long): nothing to judge. */
 	st.rounds = 2;
+	st.rounds_done = false;
 	probe_expect_cnp_reaction(&r, &st);
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
-	CHECK_HAS(u, r.observed, "2 of 3 rounds");
+	CHECK_HAS(u, r.observed, "stopped after 10001 packets, in round 2 of 3");
+	st.rounds = 3;
+	st.complete = true;
+	st.n = make_stream(t, 20000, 10, even, even, 45000);
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "ended after 4501 packets, in round 3 of 3");
 	set_rounds(&st);
 
-	/* The stream ended before the CNPs did: nothing to judge. */
+	/* The rounds ran their course but the stream went quiet in the last
+	 * CNPs (this side waits 500 ms for it). */
 	st.n = make_stream(t, 20000, 10, even, even, 45000);
-	st.complete = true;
 	probe_expect_cnp_reaction(&r, &st);
 	CHECK_EQ(u, r.verdict, PROBE_FAIL);
-	CHECK_HAS(u, r.observed, "ended before the CNPs did");
+	CHECK_HAS(u, r.observed, "stopped during the CNPs");
+
+	/* No packet before the decoys but the first: no rate to hold the
+	 * rounds to. */
+	st.n = make_stream(t, 20000, 15000, even, slow, 100000);
+	probe_expect_cnp_reaction(&r, &st);
+	CHECK_EQ(u, r.verdict, PROBE_FAIL);
+	CHECK_HAS(u, r.observed, "no rate before the decoys");
 }
 
 /* The remote's WRITE at 0 and its retransmission gap_us later (0: none),
