@@ -505,18 +505,12 @@ static double fastest_part(const struct probe_stream *s, uint64_t from, uint64_t
 	return fastest;
 }
 
-/* The evidence: what the trace kept (the first and last data packets, the
- * first and last CNP). */
+/* The evidence: what the trace kept (the first and last data packets, each
+ * round's first and last CNP). */
 static void cite_all(struct probe_result *r)
 {
 	for (unsigned i = 0; i < r->trace.n; i++)
 		pa_cite(r, &r->trace.ev[i]);
-}
-
-/* Gb/s in the second half of [from, to]. */
-static double second_half_gbps(const struct probe_stream *s, uint64_t from, uint64_t to)
-{
-	return stream_gbps(s, from + (to - from) / 2, to);
 }
 
 void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream *s)
@@ -586,7 +580,7 @@ void probe_expect_cnp_reaction(struct probe_result *r, const struct probe_stream
 		const struct probe_cnp_round *rd = &s->round[k];
 		uint64_t mid = rd->cnp_from_ns + (rd->cnp_to_ns - rd->cnp_from_ns) / 2;
 		double decoyed = stream_gbps(s, rd->decoy_from_ns, rd->decoy_to_ns);
-		double under = second_half_gbps(s, rd->cnp_from_ns, rd->cnp_to_ns);
+		double under = stream_gbps(s, mid, rd->cnp_to_ns);
 
 		reacted += under <= 0.75 * reference &&
 			   fastest_part(s, mid, rd->cnp_to_ns, 4) <= 0.75 * reference;

@@ -149,10 +149,7 @@ uint64_t probe_mono_us(void)
 
 uint64_t probe_deadline_ms(uint64_t ms)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + ms;
+	return probe_mono_us() / 1000u + ms;
 }
 
 int probe_ms_left(uint64_t deadline)
