@@ -274,7 +274,7 @@ struct wire_pkt {
 	struct wire_udp udp;
 	struct wire_lrh lrh;
 	struct wire_grh grh;
-	struct wire_bth bth;
+	struct wire_bth bth;	/* from here on: what wire_decode_bth() writes */
 	const struct wire_opcode_info *op;	/* NULL: opcode undefined */
 	uint16_t ext;				/* extended headers present */
 	struct wire_rdeth rdeth;
@@ -310,7 +310,9 @@ enum wire_status wire_decode(struct wire_pkt *p, const uint8_t *buf,
 			     size_t caplen, enum wire_link link,
 			     uint16_t roce_port);
 
-/* Decode from the BTH of a UDP payload of `len` bytes (ICRC last). */
+/* Decode from the BTH of a UDP payload of `len` bytes (ICRC last).  Writes
+ * `layers`, `encap` and the fields from `bth` on; the frame layers before
+ * the BTH (eth .. grh) are not in `buf` and are left untouched. */
 enum wire_status wire_decode_bth(struct wire_pkt *p, const uint8_t *buf,
 				 size_t len);
 
