@@ -41,7 +41,12 @@
 #define SOFT_REPLAY 32			/* READ/atomic requests remembered for duplicates */
 #define SOFT_READ_JOBS 32		/* READ responses being sent, per QP */
 #define SOFT_ACK_EVERY 32		/* request an ACK at least every N packets */
-#define SOFT_WINDOW 1024		/* unacknowledged packets in flight, at most */
+/* Unacknowledged bytes in flight per QP, at most (as packets of the path
+ * MTU: 8192 at MTU 1024, 2048 at 4096).  Enough to ride out a receiver
+ * that stops for a scheduler tick or a descheduled vCPU (4 ms at 16 Gb/s)
+ * rather than stall on ACKs; as much as perftest's default 128 WRITEs of
+ * 64 KiB keep posted. */
+#define SOFT_WINDOW_BYTES (8u << 20)
 #define SOFT_CWND_INIT 64		/* the loss window a new connection starts with */
 #define SOFT_CWND_MIN 8			/* ... and never goes below */
 #define SOFT_TIMER_BACKOFF_MAX 3	/* the ACK timeout doubles up to 2^3 times */
@@ -258,6 +263,7 @@ struct soft_qp {
 	 * regrown by slow start below ssthresh and by one packet per window
 	 * above it; and the ACK timeout doubled per timeout in a row. */
 	uint32_t cwnd, ssthresh;
+	uint32_t cwnd_max;		/* SOFT_WINDOW_BYTES in packets of the path MTU */
 	uint32_t cwnd_acked;		/* packets acknowledged towards cwnd + 1 */
 	uint32_t recover_psn;		/* losses before it belong to the last cut */
 	bool recovering;

@@ -58,8 +58,11 @@ static uint64_t timeout_ns(const struct soft_qp *qp)
 
 void soft_req_start(struct soft_qp *qp)
 {
+	qp->cwnd_max = SOFT_WINDOW_BYTES / qp->pmtu;
+	if (qp->cwnd_max < SOFT_CWND_INIT)
+		qp->cwnd_max = SOFT_CWND_INIT;
 	qp->cwnd = SOFT_CWND_INIT;
-	qp->ssthresh = SOFT_WINDOW;
+	qp->ssthresh = qp->cwnd_max;
 	qp->cwnd_acked = 0;
 	qp->recovering = false;
 	qp->timer_backoff = 0;
@@ -86,8 +89,8 @@ static void cwnd_grow(struct soft_qp *qp, uint32_t npkts)
 			qp->cwnd++;
 		}
 	}
-	if (qp->cwnd > SOFT_WINDOW)
-		qp->cwnd = SOFT_WINDOW;
+	if (qp->cwnd > qp->cwnd_max)
+		qp->cwnd = qp->cwnd_max;
 }
 
 /* A loss (a sequence NAK, a missing READ response) halves the window; a
