@@ -298,8 +298,10 @@ veth_stat() {
 @test "netns: a 200 Mbit/s tbf bottleneck: bw -D reports within 10% of it, and the veth counted the bytes bw reports" {
 	require_tool tc "a tbf bottleneck"
 	require_tool ethtool "one RoCEv2 packet per frame on the veth (counted as sent)"
-	# A queue deep enough for the engine's whole window (1024 packets), so
-	# nothing is dropped and every byte on the wire is one bw counts.
+	# A queue deeper than what the engine lets the host hold for a QP
+	# (SOFT_HOST_BACKLOG, 256 KiB, asked every 50 us, plus a turn's 256
+	# packets), so nothing is dropped and every byte on the wire is one bw
+	# counts.
 	ip netns exec "$NS_C" tc qdisc add dev "$VETH_C" root tbf rate 200mbit burst 256kb limit 4mb
 	serve bw
 	local bytes0 pkts0

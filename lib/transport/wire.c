@@ -374,9 +374,9 @@ enum wire_status wire_decode(struct wire_pkt *p, const uint8_t *buf,
 			     size_t caplen, enum wire_link link,
 			     uint16_t roce_port)
 {
+	memset(p, 0, sizeof(*p));	/* every layer, whatever the link */
 	if (link == WIRE_LINK_BTH)
 		return wire_decode_bth(p, buf, caplen);
-	memset(p, 0, sizeof(*p));
 	switch (link) {
 	case WIRE_LINK_ETH: return decode_eth(p, buf, caplen, roce_port);
 	case WIRE_LINK_IP: return decode_ip(p, buf, caplen, 0, roce_port);

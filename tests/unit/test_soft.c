@@ -443,6 +443,40 @@ static void test_loss_window(struct unit *u)
 }
 
 /*
+ * The window's cap: 8 MiB of packets of the path MTU, at most 8192 of them;
+ * a connection at its cap has exactly that many packets out before an ACK.
+ */
+static void test_window_cap(struct unit *u)
+{
+	struct pair pr;
+	struct xport_wc wc[2];
+	char err[XPORT_ERR_LEN];
+	struct soft_qp *qp;
+	struct xport_send_wr wr;
+
+	CHECK_EQ(u, soft_cwnd_max(4096), 2048);
+	CHECK_EQ(u, soft_cwnd_max(2048), 4096);
+	CHECK_EQ(u, soft_cwnd_max(1024), 8192);
+	CHECK_EQ(u, soft_cwnd_max(256), 8192);
+
+	pair_open(&pr, 4 << 20, 47, 0, 0, 0, 0xFFFF00);
+	qp = pr.s[0].qp;
+	CHECK_EQ(u, qp->cwnd_max, 8192);	/* the pair's MTU is 1024 */
+	qp->attr.timeout = 16;			/* 268 ms: none fires by accident */
+	/* A small cap, already reached: 1 MiB (1024 packets) leaves 100 at a time. */
+	qp->cwnd_max = qp->cwnd = qp->ssthresh = 100;
+	wr = wr_of(&pr.s[0], &pr.s[1], XPORT_WR_RDMA_WRITE, 0, 1 << 20);
+	CHECK_EQ(u, soft_engine_ops.post_send(qp, &wr, NULL, err), 0);
+	step_sender(&pr, 4);
+	CHECK_EQ(u, pr.wire.len[1], 100);
+	CHECK_EQ(u, run_until(&pr, 0, 1, wc), 1);
+	CHECK_EQ(u, wc[0].status, XPORT_WC_SUCCESS);
+	CHECK_EQ(u, qp->cwnd, 100);		/* ACKs do not grow it past the cap */
+	CHECK(u, memcmp(pr.s[0].buf, pr.s[1].buf, 1 << 20) == 0);
+	pair_close(&pr);
+}
+
+/*
  * Selective signaling with verbs semantics: a list of WRITEs, one in four
  * signaled, gives only the signaled completions; the send queue stays full
  * of retired unsignaled WRs until a signaled completion is polled; on a
@@ -723,6 +757,7 @@ int main(void)
 	RUN(&u, test_inline);
 	RUN(&u, test_retry_exceeded);
 	RUN(&u, test_loss_window);
+	RUN(&u, test_window_cap);
 	RUN(&u, test_go_back_across_wrap);
 	RUN(&u, test_read_implied_nak);
 	RUN(&u, test_unsignaled);

@@ -41,12 +41,14 @@
 #define SOFT_REPLAY 32			/* READ/atomic requests remembered for duplicates */
 #define SOFT_READ_JOBS 32		/* READ responses being sent, per QP */
 #define SOFT_ACK_EVERY 32		/* request an ACK at least every N packets */
-/* Unacknowledged bytes in flight per QP, at most (as packets of the path
- * MTU: 8192 at MTU 1024, 2048 at 4096).  Enough to ride out a receiver
- * that stops for a scheduler tick or a descheduled vCPU (4 ms at 16 Gb/s)
- * rather than stall on ACKs; as much as perftest's default 128 WRITEs of
- * 64 KiB keep posted. */
+/* Unacknowledged packets in flight per QP, at most: 8 MiB of packets of
+ * the path MTU (2048 at 4096, 8192 at 1024), and never more than 8192 (at
+ * small MTUs the kernel's per-packet overhead, not the bytes, fills the
+ * receive buffer).  Enough to ride out a receiver that stops for a
+ * scheduler tick or a descheduled vCPU (4 ms at 16 Gb/s) rather than stall
+ * on ACKs; as much as perftest's default 128 WRITEs of 64 KiB keep posted. */
 #define SOFT_WINDOW_BYTES (8u << 20)
+#define SOFT_WINDOW_PKTS 8192u
 #define SOFT_CWND_INIT 64		/* the loss window a new connection starts with */
 #define SOFT_CWND_MIN 8			/* ... and never goes below */
 #define SOFT_TIMER_BACKOFF_MAX 3	/* the ACK timeout doubles up to 2^3 times */
@@ -263,7 +265,7 @@ struct soft_qp {
 	 * regrown by slow start below ssthresh and by one packet per window
 	 * above it; and the ACK timeout doubled per timeout in a row. */
 	uint32_t cwnd, ssthresh;
-	uint32_t cwnd_max;		/* SOFT_WINDOW_BYTES in packets of the path MTU */
+	uint32_t cwnd_max;		/* soft_cwnd_max(pmtu) */
 	uint32_t cwnd_acked;		/* packets acknowledged towards cwnd + 1 */
 	uint32_t recover_psn;		/* losses before it belong to the last cut */
 	bool recovering;
@@ -424,6 +426,8 @@ void soft_bth(struct soft_qp *qp, struct wire_pkt *p, uint8_t opcode, uint32_t p
 /* soft_req.c: the requester. */
 /* The requester's state for a connection that starts now (at RTS). */
 void soft_req_start(struct soft_qp *qp);
+/* The most packets a QP of path MTU pmtu keeps in flight (SOFT_WINDOW_*). */
+uint32_t soft_cwnd_max(uint32_t pmtu);
 void soft_req_transmit(struct soft_qp *qp);
 void soft_req_timers(struct soft_qp *qp);
 uint64_t soft_req_next_event_ns(struct soft_qp *qp);

@@ -56,11 +56,16 @@ static uint64_t timeout_ns(const struct soft_qp *qp)
 	return 4096ull << qp->attr.timeout << qp->timer_backoff;
 }
 
+uint32_t soft_cwnd_max(uint32_t pmtu)
+{
+	uint32_t pkts = SOFT_WINDOW_BYTES / pmtu;
+
+	return pkts < SOFT_WINDOW_PKTS ? pkts : SOFT_WINDOW_PKTS;
+}
+
 void soft_req_start(struct soft_qp *qp)
 {
-	qp->cwnd_max = SOFT_WINDOW_BYTES / qp->pmtu;
-	if (qp->cwnd_max < SOFT_CWND_INIT)
-		qp->cwnd_max = SOFT_CWND_INIT;
+	qp->cwnd_max = soft_cwnd_max(qp->pmtu);
 	qp->cwnd = SOFT_CWND_INIT;
 	qp->ssthresh = qp->cwnd_max;
 	qp->cwnd_acked = 0;

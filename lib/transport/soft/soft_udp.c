@@ -58,10 +58,11 @@
 
 #define SOCK_BUF_BYTES (8 << 20)
 /* The receiving socket holds what peers may have in flight towards us:
- * windows of SOFT_WINDOW_BYTES and READ responses, which the kernel
- * charges at about twice their size (skb overhead): four peers' full
- * windows; more peers than that fill it only when they all run at full
- * window at once, and the losses then shrink their windows.  Past net.core.rmem_max
+ * windows of up to SOFT_WINDOW_BYTES or SOFT_WINDOW_PKTS and READ
+ * responses, which the kernel charges at about twice their size at MTU
+ * 1024 and up (skb overhead; more at smaller MTUs, hence the packet cap):
+ * about four peers' full windows.  More peers fill it only when they all
+ * run at full window at once, and the losses then shrink their windows.  Past net.core.rmem_max
  * only with CAP_NET_ADMIN (SO_RCVBUFFORCE); a full buffer drops packets,
  * which the engine counts (rcvbuf_drops) and repairs as losses. */
 #define RX_SOCK_BUF_BYTES (64 << 20)
