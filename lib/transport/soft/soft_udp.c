@@ -62,9 +62,10 @@
  * responses, which the kernel charges at about twice their size at MTU
  * 1024 and up (skb overhead; more at smaller MTUs, hence the packet cap):
  * about four peers' full windows.  More peers fill it only when they all
- * run at full window at once, and the losses then shrink their windows.  Past net.core.rmem_max
- * only with CAP_NET_ADMIN (SO_RCVBUFFORCE); a full buffer drops packets,
- * which the engine counts (rcvbuf_drops) and repairs as losses. */
+ * run at full window at once, and the losses then shrink their windows.
+ * Past net.core.rmem_max only with CAP_NET_ADMIN (SO_RCVBUFFORCE); a full
+ * buffer drops packets, which the engine counts (rcvbuf_drops) and repairs
+ * as losses. */
 #define RX_SOCK_BUF_BYTES (64 << 20)
 #define RX_MSGS SOFT_RX_MSGS
 #define RX_BUF_BYTES 65536		/* room for a GRO aggregate */
